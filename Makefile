@@ -1,0 +1,94 @@
+# llmsim — one Makefile (Redis/Lua style): explicit warnings, -MMD deps.
+#
+#   make            build ./llmsim
+#   make demo       install missing packages, build, run the ready example
+#   make test       unit tests (cmocka) + command-line tests
+#   make asan       the same tests under AddressSanitizer + UBSan
+#   make valgrind   command-line tests under valgrind memcheck
+#   make install PREFIX=/usr/local
+#   make deps       install what is missing (apt-get as root, else print it)
+
+PREFIX ?= /usr/local
+CC ?= cc
+BUILD ?= build
+PKGS = gsl libconfig jansson
+DEB_PKGS = pkg-config libgsl-dev libconfig-dev libcmocka-dev libjansson-dev \
+           valgrind
+
+# snprintf truncation is the intended behaviour of every bounded copy here
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror -Wno-format-truncation
+# recursive (=) so pkg-config runs after `make deps` has installed things
+CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) \
+             $(OPT) -g -MMD -MP $(SAN) $(shell pkg-config --cflags $(PKGS)) \
+             -DLLMSIM_DATADIR='"$(PREFIX)/share/llmsim"' $(CFLAGS)
+OPT ?= -O2
+LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -lm $(LDLIBS)
+TEST_LIBS = $(shell pkg-config --libs cmocka)
+
+SRC = $(wildcard sim/*.c)
+LIBSRC = $(filter-out sim/main.c,$(SRC))
+LIBOBJ = $(LIBSRC:sim/%.c=$(BUILD)/%.o)
+TESTSRC = $(wildcard tests/unit/test_*.c)
+TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
+BIN = $(if $(filter build,$(BUILD)),llmsim,$(BUILD)/llmsim)
+
+.PHONY: all deps demo test unit cli asan valgrind install clean check-deps
+
+all: $(BIN)
+
+deps:
+	@sh tests/deps.sh $(DEB_PKGS)
+
+$(BUILD)/%.o: sim/%.c
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/libllmsim.a: $(LIBOBJ)
+	ar rcs $@ $^
+
+$(BIN): $(BUILD)/main.o $(BUILD)/libllmsim.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+	@if [ "$(BIN)" != llmsim ]; then ln -sf $(CURDIR)/topologies $(BUILD)/topologies; \
+	  ln -sf $(CURDIR)/models $(BUILD)/models; fi
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libllmsim.a
+	@mkdir -p $(BUILD)/tests
+	$(CC) $(CFLAGS_ALL) -Isim -o $@ $< $(BUILD)/libllmsim.a $(TEST_LIBS) $(LDLIBS_ALL)
+
+unit: $(TESTBIN)
+	@fail=0; for t in $(TESTBIN); do \
+	  LLMSIM_DATA=$(CURDIR) ./$$t || fail=1; done; exit $$fail
+
+cli: $(BIN)
+	@LLMSIM=./$(BIN) sh tests/cli/run.sh
+
+test: deps
+	@$(MAKE) --no-print-directory unit cli
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  unit cli
+
+valgrind: deps all
+	@LLMSIM="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./llmsim" \
+	  sh tests/cli/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./llmsim memory --model llama-2-70b --gpu a100-sxm-80gb,h100-sxm,h200 \
+	  --inference --batch 8 --context 4096 --dtype fp16 || test $$? -eq 2
+	./llmsim memory --model llama-2-70b --inference --batch 8 --context 4096 \
+	  --dtype fp16 --recommend
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/llmsim/topologies \
+	  $(DESTDIR)$(PREFIX)/share/llmsim/models
+	install -m 755 llmsim $(DESTDIR)$(PREFIX)/bin/llmsim
+	install -m 644 topologies/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/topologies/
+	install -m 644 models/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/models/
+
+clean:
+	rm -rf build build-asan llmsim
+
+-include $(wildcard $(BUILD)/*.d)

@@ -1,0 +1,23 @@
+/* cfg — the edge where files become validated C structs.  Nothing below
+ * cmd sees libconfig or JSON.  Every error reads
+ *   file:line: key: what is wrong (expected ...)
+ * and an unknown key is an error with a "did you mean" suggestion. */
+#ifndef LLMSIM_CFG_H
+#define LLMSIM_CFG_H
+
+#include "err.h"
+#include "gpu.h"
+#include "model.h"
+
+/* Loads topologies/gpus.cfg (or any file in that format). */
+int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e);
+
+/* Loads a model: a llmsim .cfg or a Hugging Face config.json (by the
+ * extension .json). */
+int cfg_load_model(const char *path, model_spec *out, llm_err *e);
+
+/* Hugging Face config.json importer (cfg_hf.c).  Extra keys are ignored;
+ * a missing required key is an error. */
+int cfg_load_hf_json(const char *path, model_spec *out, llm_err *e);
+
+#endif

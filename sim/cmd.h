@@ -1,0 +1,48 @@
+/* cmd — one file per command; this header is the command table and the
+ * helpers every command shares (finding data files, loading a model or a
+ * GPU by name or path, printing JSON). */
+#ifndef LLMSIM_CMD_H
+#define LLMSIM_CMD_H
+
+#include <jansson.h>
+
+#include "err.h"
+#include "gpu.h"
+#include "model.h"
+
+#define LLMSIM_VERSION "0.1.0"
+
+/* Exit statuses: 0 success, 1 bad input, 2 "does not fit". */
+enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_NO_FIT = 2 };
+
+typedef struct cmd_def {
+    const char *name;
+    const char *summary;
+    const char *usage; /* full help text */
+    int (*run)(int argc, char **argv, llm_err *e);
+} cmd_def;
+
+extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def;
+
+/* Directory holding topologies/ and models/: $LLMSIM_DATA, else the
+ * executable's directory (a source tree), else <prefix>/share/llmsim. */
+const char *cmd_datadir(void);
+
+int cmd_load_catalog(gpu_catalog *c, llm_err *e);
+/* NAME -> <datadir>/models/NAME.cfg; a path (with '/' or ending in .cfg or
+ * .json) is loaded as is. */
+int cmd_load_model(const char *arg, model_spec *m, llm_err *e);
+/* NAME from the catalog, or a path to a file in gpus.cfg format whose
+ * first entry is used (it is appended to the catalog). */
+const gpu_spec *cmd_find_gpu(gpu_catalog *c, const char *arg, llm_err *e);
+
+/* Dumps `j` (stolen) to stdout, indented, keys in insertion order. */
+void cmd_print_json(json_t *j);
+json_t *cmd_json_bytes(double bytes);
+
+/* Shared getopt error text: "command: unknown option --x (did you mean
+ * --y?)". */
+int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
+                   llm_err *e);
+
+#endif

@@ -1,0 +1,179 @@
+#include <dirent.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg.h"
+#include "cmd.h"
+#include "util.h"
+
+#ifndef LLMSIM_DATADIR
+#define LLMSIM_DATADIR "/usr/local/share/llmsim"
+#endif
+
+static int has_catalog(const char *dir)
+{
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/topologies/gpus.cfg", dir);
+    return access(p, R_OK) == 0;
+}
+
+const char *cmd_datadir(void)
+{
+    static char dir[PATH_MAX];
+    if (dir[0])
+        return dir;
+    const char *env = getenv("LLMSIM_DATA");
+    if (env && *env) {
+        snprintf(dir, sizeof dir, "%s", env);
+        return dir;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        if (has_catalog(exe)) {
+            snprintf(dir, sizeof dir, "%s", exe);
+            return dir;
+        }
+        char share[PATH_MAX + 32];
+        snprintf(share, sizeof share, "%s/../share/llmsim", exe);
+        if (has_catalog(share)) {
+            snprintf(dir, sizeof dir, "%s", share);
+            return dir;
+        }
+    }
+    snprintf(dir, sizeof dir, "%s", LLMSIM_DATADIR);
+    return dir;
+}
+
+int cmd_load_catalog(gpu_catalog *c, llm_err *e)
+{
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/topologies/gpus.cfg", cmd_datadir());
+    return cfg_load_gpus(p, c, e);
+}
+
+static int is_path(const char *arg)
+{
+    return strchr(arg, '/') || util_ends_with(arg, ".cfg") ||
+           util_ends_with(arg, ".json");
+}
+
+/* Names of the model files, for "did you mean". Returns the count. */
+static int model_names(char names[][96], int cap)
+{
+    char dir[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s/models", cmd_datadir());
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < cap) {
+        if (!util_ends_with(de->d_name, ".cfg"))
+            continue;
+        snprintf(names[n], 96, "%.*s", (int)(strlen(de->d_name) - 4),
+                 de->d_name);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+int cmd_load_model(const char *arg, model_spec *m, llm_err *e)
+{
+    if (is_path(arg))
+        return cfg_load_model(arg, m, e);
+    char p[PATH_MAX + 128];
+    snprintf(p, sizeof p, "%s/models/%s.cfg", cmd_datadir(), arg);
+    if (access(p, R_OK) == 0)
+        return cfg_load_model(p, m, e);
+    char names[256][96];
+    const char *ptrs[256];
+    int n = model_names(names, 256);
+    for (int i = 0; i < n; i++)
+        ptrs[i] = names[i];
+    char hint[160];
+    util_did_you_mean(hint, sizeof hint, arg, ptrs, n);
+    return err_set(e, "--model: unknown model \"%s\"%s (expected a name "
+                      "from %s/models/, a .cfg path or a Hugging Face "
+                      "config.json; `llmsim model --list` lists them)",
+                   arg, hint, cmd_datadir());
+}
+
+const gpu_spec *cmd_find_gpu(gpu_catalog *c, const char *arg, llm_err *e)
+{
+    if (is_path(arg)) {
+        gpu_catalog extra;
+        if (cfg_load_gpus(arg, &extra, e))
+            return NULL;
+        gpu_spec *grown = realloc(c->gpus, sizeof *grown * (size_t)(c->n + 1));
+        if (!grown) {
+            gpu_catalog_free(&extra);
+            err_set(e, "out of memory");
+            return NULL;
+        }
+        c->gpus = grown;
+        c->gpus[c->n] = extra.gpus[0];
+        gpu_catalog_free(&extra);
+        return &c->gpus[c->n++];
+    }
+    const gpu_spec *g = gpu_find(c, arg);
+    if (g)
+        return g;
+    const char *names[512];
+    int n = c->n < 512 ? c->n : 512;
+    for (int i = 0; i < n; i++)
+        names[i] = c->gpus[i].name;
+    char hint[160];
+    util_did_you_mean(hint, sizeof hint, arg, names, n);
+    err_set(e, "--gpu: unknown GPU \"%s\"%s (expected a name from %s; "
+               "`llmsim gpus` lists them)",
+            arg, hint, c->path);
+    return NULL;
+}
+
+void cmd_print_json(json_t *j)
+{
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                              JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+    json_decref(j);
+}
+
+json_t *cmd_json_bytes(double bytes)
+{
+    return json_integer((json_int_t)llround(bytes));
+}
+
+int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
+                   llm_err *e)
+{
+    const struct option *o = longopts;
+    const char *names[128];
+    int n = 0;
+    for (; o->name && n < 128; o++)
+        names[n++] = o->name;
+    const char *word = arg;
+    while (*word == '-')
+        word++;
+    char w[64];
+    snprintf(w, sizeof w, "%s", word);
+    char *eq = strchr(w, '=');
+    if (eq)
+        *eq = '\0';
+    const char *s = util_suggest(w, names, n);
+    if (s)
+        return err_set(e, "%s: unknown option \"%s\" (did you mean --%s?); "
+                          "see `llmsim help %s`",
+                       cmd, arg, s, cmd);
+    return err_set(e, "%s: unknown option \"%s\"; see `llmsim help %s`", cmd,
+                   arg, cmd);
+}

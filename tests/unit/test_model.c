@@ -1,0 +1,173 @@
+/* Parameter counts, FLOPs and KV-cache bytes against published figures and
+ * closed forms. */
+#include <stdlib.h>
+
+#include "test_util.h"
+
+/* Published totals (within 1%): model cards / papers. */
+static void test_hf_params_match_published(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        double total, active;
+    } cases[] = {
+        {"Llama-2-7b-hf.json", 6.74e9, 0},   /* Touvron et al. 2023 */
+        {"Llama-2-70b-hf.json", 68.98e9, 0}, /* HF checkpoint count */
+        {"Meta-Llama-3-8B.json", 8.03e9, 0},
+        {"Llama-3.1-405B.json", 405.9e9, 0}, /* Llama 3 herd paper */
+        {"Mixtral-8x7B-v0.1.json", 46.7e9, 12.9e9}, /* Mistral AI blog */
+        {"bloom.json", 176.2e9, 0},          /* BigScience 2022 */
+        {"opt-175b.json", 175e9, 0},         /* Zhang et al. 2022 */
+        {"gpt-neox-20b.json", 20.6e9, 0},    /* Black et al. 2022 */
+        {"DeepSeek-R1.json", 671e9, 0},      /* DeepSeek-V3 report */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        model_spec m;
+        load_hf(cases[i].file, &m);
+        assert_close(model_params_total(&m), cases[i].total, 0.01);
+        if (cases[i].active > 0)
+            assert_close(model_params_active(&m), cases[i].active, 0.01);
+    }
+}
+
+/* DeepSeek-V3's "37B activated" is a rounded figure: the exact per-token
+ * count from the config is 61 MLA blocks (187.1 M each) + 3 dense MLPs
+ * (3·7168·18432) + 58 x (8 routed + 1 shared) experts (3·7168·2048 each)
+ * + routers + embedding and output (2·129280·7168) = 37.55 B. */
+static void test_deepseek_active(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_hf("DeepSeek-R1.json", &m);
+    double mla = 7168.0 * 1536 + 1536 + 1536.0 * 128 * 192 + 7168.0 * 576 +
+                 512 + 512.0 * 128 * 256 + 128.0 * 128 * 7168 + 2 * 7168;
+    double expert = 3.0 * 7168 * 2048;
+    double active = 61 * mla + 3 * 3.0 * 7168 * 18432 +
+                    58 * (9 * expert + 7168.0 * 256) + 2.0 * 129280 * 7168 +
+                    7168;
+    assert_close(model_params_active(&m), active, 1e-9);
+    assert_close(model_params_active(&m), 37e9, 0.02);
+    assert_string_equal(model_attention_kind(&m), "MLA");
+}
+
+/* The released Llama-2-7B checkpoint has exactly 6,738,415,616 params:
+ * 32·(4·4096² + 3·4096·11008 + 2·4096) + 2·32000·4096 + 4096. */
+static void test_llama2_7b_exact(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-7b", &m);
+    assert_true(model_params_total(&m) == 6738415616.0);
+    load_hf("Llama-2-7b-hf.json", &m);
+    assert_true(model_params_total(&m) == 6738415616.0);
+}
+
+/* KV bytes per token: 2·layers·kv_heads·head_dim·bytes, or the MLA latent. */
+static void test_kv_bytes(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-70b", &m);
+    assert_true(model_kv_bytes_per_token(&m, DT_FP16) ==
+                2.0 * 80 * 8 * 128 * 2); /* 327,680: GQA, 8 KV heads */
+    load_model("llama-2-7b", &m);
+    assert_true(model_kv_bytes_per_token(&m, DT_FP16) == 2.0 * 32 * 32 * 128 * 2);
+    load_model("mixtral-8x7b", &m);
+    assert_true(model_kv_bytes_per_token(&m, DT_BF16) == 2.0 * 32 * 8 * 128 * 2);
+    load_model("deepseek-v3", &m);
+    /* (kv_lora 512 + rope 64) values per layer */
+    assert_true(model_kv_bytes_per_token(&m, DT_BF16) == 61.0 * 576 * 2);
+    /* TP 8 on Llama-2-70B: one KV head per GPU; TP 16 would replicate */
+    load_model("llama-2-70b", &m);
+    assert_true(model_kv_bytes_per_token_layer_gpu(&m, DT_FP16, 8) ==
+                2.0 * 1 * 128 * 2);
+}
+
+/* 3 x forward FLOPs per token of a GPT model equals Narayanan et al.'s
+ * 72·l·h²·(1 + s/(6h) + V/(12·l·h)) per token (eq. in SC21 appendix with
+ * the recompute term removed: 96 -> 72). */
+static void test_flops_megatron_formula(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("gpt3-175b", &m);
+    const double l = 96, h = 12288, s = 2048, V = 50257;
+    double want = 72 * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    assert_close(3 * model_flops_per_token_fwd(&m, 2048), want, 1e-9);
+}
+
+/* Dense matmul FLOPs of an untied Llama = 2 x (params - embedding table -
+ * norm vectors). */
+static void test_flops_dense_llama(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-7b", &m);
+    double norms = 32 * 2 * 4096.0 + 4096;
+    double want = 2 * (6738415616.0 - 32000.0 * 4096 - norms);
+    assert_true(model_flops_per_token_dense(&m) == want);
+}
+
+/* Every shipped model file matches its published total: within 1%, or
+ * within half a unit of the published figure's last digit (Megatron's
+ * Table 1 rounds to 0.1 B). */
+static void test_all_model_files(void **state)
+{
+    (void)state;
+    static const char *const names[] = {
+        "gpt3-175b", "megatron-1.7b", "megatron-3.6b", "megatron-7.5b",
+        "megatron-18.4b", "megatron-39.1b", "megatron-76.1b",
+        "megatron-145.6b", "megatron-310.1b", "megatron-529.6b",
+        "megatron-1t", "korthikanti-22b", "llama-2-7b", "llama-2-13b",
+        "llama-2-70b", "llama-3-8b", "llama-3-70b", "llama-3.1-405b",
+        "mixtral-8x7b", "deepseek-v3", "deepseek-r1",
+        "deepseek-r1-distill-qwen-1.5b", "deepseek-r1-distill-qwen-7b",
+        "deepseek-r1-distill-qwen-14b", "deepseek-r1-distill-qwen-32b",
+        "deepseek-r1-distill-llama-8b", "deepseek-r1-distill-llama-70b",
+        "gpt-neox-20b", "bloom-176b", "opt-175b"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        model_spec m;
+        load_model(names[i], &m);
+        double got = model_params_total(&m), pub = m.published_params;
+        assert_true(pub > 0);
+        if (!(fabs(got - pub) <= 0.01 * pub || fabs(got - pub) <= 0.05e9)) {
+            print_error("%s: %.4g vs published %.4g\n", names[i], got, pub);
+            fail();
+        }
+    }
+}
+
+/* Every file in ../shared/data/hf-configs imports (when present). */
+static void test_shared_hf_configs(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "DeepSeek-R1-Distill-Llama-70B.json", "DeepSeek-R1-Distill-Llama-8B.json",
+        "DeepSeek-R1-Distill-Qwen-1.5B.json", "DeepSeek-R1-Distill-Qwen-14B.json",
+        "DeepSeek-R1-Distill-Qwen-32B.json", "DeepSeek-R1-Distill-Qwen-7B.json",
+        "DeepSeek-R1.json", "Llama-2-13b-hf.json", "Llama-2-70b-hf.json",
+        "Llama-2-7b-hf.json", "Llama-3.1-405B.json", "Meta-Llama-3-70B.json",
+        "Meta-Llama-3-8B.json", "Mixtral-8x7B-v0.1.json", "bloom.json",
+        "gpt-neox-20b.json", "opt-175b.json"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        model_spec m;
+        load_hf(files[i], &m);
+        assert_true(model_params_total(&m) > 1e9);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hf_params_match_published),
+        cmocka_unit_test(test_deepseek_active),
+        cmocka_unit_test(test_llama2_7b_exact),
+        cmocka_unit_test(test_kv_bytes),
+        cmocka_unit_test(test_flops_megatron_formula),
+        cmocka_unit_test(test_flops_dense_llama),
+        cmocka_unit_test(test_all_model_files),
+        cmocka_unit_test(test_shared_hf_configs),
+    };
+    return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}
