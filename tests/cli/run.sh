@@ -1,0 +1,163 @@
+#!/bin/sh
+# Command-line tests: run llmsim, check exit status and output.
+# LLMSIM may carry a wrapper ("valgrind -q ... ./llmsim"): it is split on
+# spaces on purpose.
+L=${LLMSIM:-./llmsim}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+# run WANT_RC NAME -- ARGS...; then the `has`/`lacks`/`quiet` checks read
+# $tmp/out and $tmp/err of the last run
+run() {
+    want=$1 name=$2
+    shift 3
+    # shellcheck disable=SC2086
+    $L "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    cur=$name
+    if [ "$rc" -ne "$want" ]; then
+        bad "exit status $rc, expected $want"
+        sed 's/^/    /' "$tmp/err" | head -5
+    else
+        ok
+    fi
+}
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $cur: $1"; }
+# has PATTERN: stdout or stderr matches the extended regex
+has() {
+    if cat "$tmp/out" "$tmp/err" | grep -Eq -- "$1"; then ok; else
+        bad "output lacks /$1/"
+        head -c 600 "$tmp/out" "$tmp/err" | sed 's/^/    /'
+    fi
+}
+# quiet: nothing on stdout (bad input gives a message on stderr only)
+quiet() {
+    if [ -s "$tmp/out" ]; then bad "stdout is not empty"; else ok; fi
+}
+
+run 0 version -- --version
+has '^llmsim [0-9]+\.[0-9]+\.[0-9]+$'
+run 0 help -- --help
+has 'memory +per-GPU memory'
+run 0 help-memory -- help memory
+has 'usage: llmsim memory'
+run 0 memory-help-flag -- memory --help
+has 'Exit status: 0 fits'
+run 1 unknown-command -- memroy
+has 'unknown command "memroy" \(did you mean "memory"\?\)'
+quiet
+
+run 0 gpus -- gpus
+has '^h100-sxm +sxm +hopper'
+has '^rtx-4090 '
+run 0 gpus-compare -- gpus --compare v100-sxm2-32gb a100-sxm-80gb h100-sxm h200
+has 'BF16 / FlashAttention +no / no +yes / yes'
+has 'FP8 tensor TFLOP/s +- +- +1978'
+run 0 gpus-json -- gpus --json
+has '"name": "a100-sxm-80gb"'
+run 1 gpus-compare-unknown -- gpus --compare h100-sxn
+has 'unknown GPU "h100-sxn" \(did you mean "h100-sxm"\?\)'
+quiet
+
+run 0 model-json -- model llama-2-70b --json
+has '"params_total": 68976648192'
+has '"kv_bytes_per_token": 327680'
+run 0 model-hf -- model tests/data/hf-configs/Mixtral-8x7B-v0.1.json
+has '46\.703 B total, 12\.88[0-9] B active'
+run 0 model-list -- model --list
+has '^deepseek-v3$'
+run 0 model-gqa-rule -- model llama-2-70b
+has '8\.0x the real fp16 figure'
+
+# The foundation issue's example: 128.5 GiB of weights, exactly 10 GiB KV.
+run 2 memory-70b-a100 -- memory --model llama-2-70b --gpu a100-sxm-80gb \
+    --inference --batch 8 --context 4096 --dtype fp16
+has 'weights +128\.48'
+has 'KV cache +10\.00'
+has 'a100-sxm-80gb \(80\.00 GiB\): does NOT fit'
+has 'quantize weights to int4 .* fits'
+run 2 memory-70b-json -- memory --model llama-2-70b --gpu a100-sxm-80gb \
+    --batch 8 --context 4096 --dtype fp16 --json
+has '"kv_cache_bytes": 10737418240'
+has '"weights_bytes": 137953296384'
+has '"fits": false'
+has '"remedies": \['
+run 0 memory-list-one-fits -- memory --model llama-2-70b \
+    --gpu a100-sxm-80gb,h200 --batch 8 --context 4096 --dtype fp8
+has 'h200 \(140\.40 GiB\): fits'
+run 0 memory-recommend -- memory --model llama-2-70b --batch 8 \
+    --context 4096 --dtype fp16 --recommend
+has 'Fewest GPUs that fit'
+has '^  a100-sxm-80gb +2 +tp2 pp1'
+run 0 memory-gpt3-train -- memory --model gpt3-175b --gpu a100-sxm-80gb \
+    --train --tp 8 --pp 8 --dp 16 --sp --zero 1 --recompute selective \
+    --global-batch 1536
+has 'optimizer states +1\.97'
+has 'activations +9\.5[0-9]'
+has 'fits'
+run 2 memory-7b-adam-40gb -- memory --model llama-2-7b --gpu a100-sxm-40gb \
+    --train --seq-len 4096 --json
+has '"optimizer_bytes": 80860987392'
+
+# Bad input: exit 1, a message naming what is wrong, nothing on stdout.
+run 1 missing-file -- memory --model /nonexistent/m.cfg --gpu h100-sxm
+has '/nonexistent/m.cfg: cannot open'
+quiet
+run 1 unknown-model -- memory --model llama-2-7 --gpu h100-sxm
+has 'unknown model "llama-2-7" \(did you mean "llama-2-7b"\?\)'
+quiet
+run 1 unknown-gpu -- memory --model llama-2-7b --gpu a100-80
+has 'unknown GPU "a100-80"'
+quiet
+run 1 tp-heads -- memory --model llama-2-70b --gpu h100-sxm --tp 3
+has '--tp 3 does not divide the 64 attention heads'
+quiet
+run 1 negative-batch -- memory --model llama-2-7b --gpu h100-sxm --batch -1
+has '--batch: -1 is out of range'
+quiet
+run 1 zero-batch -- memory --model llama-2-7b --gpu h100-sxm --batch 0
+has '--batch: 0 is out of range'
+run 1 not-a-number -- memory --model llama-2-7b --gpu h100-sxm --context 4k
+has '--context: "4k" is not an integer'
+run 1 option-typo -- memory --model llama-2-7b --gpu h100-sxm --btach 2
+has 'did you mean --batch\?'
+quiet
+run 1 missing-value -- memory --model llama-2-7b --gpu h100-sxm --tp
+has 'option --tp needs a value'
+run 1 train-option-without-train -- memory --model llama-2-7b --gpu h100-sxm --dp 2
+has '--dp is a training option \(add --train\)'
+run 1 zero-without-dp -- memory --model llama-2-7b --gpu h100-sxm --train --zero 3
+has '--zero 3 shards over data-parallel ranks'
+run 1 fp8-on-ampere -- memory --model llama-2-7b --gpu a100-sxm-80gb --train --precision fp8
+has 'no FP8 tensor cores'
+quiet
+run 1 bad-recompute -- memory --model llama-2-7b --gpu h100-sxm --train --recompute partial
+has 'unknown value "partial"'
+run 1 typo-key -- model tests/bad/model-typo-key.cfg
+has 'model-typo-key.cfg:4: hiden: unknown key \(did you mean "hidden"\?\)'
+quiet
+run 1 negative-size -- model tests/bad/model-negative-size.cfg
+has 'model-negative-size.cfg:4: hidden: -4096 is out of range \(expected an integer 1\.\.'
+run 1 wrong-type -- model tests/bad/model-wrong-type.cfg
+has 'model-wrong-type.cfg:3: layers: wrong type \(expected an integer'
+run 1 malformed-json -- model tests/bad/model-malformed.json
+has 'model-malformed.json:6: \(json\): malformed JSON'
+quiet
+run 1 json-missing-key -- model tests/bad/model-missing-key.json
+has 'hidden_size: missing required key'
+run 1 empty-file -- model tests/bad/empty.cfg
+has 'empty.cfg:1: source: missing'
+run 1 binary-file -- model tests/bad/binary.cfg
+has 'binary.cfg:[0-9]+: \(syntax\)'
+quiet
+run 1 gpu-negative-bw -- memory --model llama-2-7b --gpu tests/bad/gpu-negative-bandwidth.cfg
+has 'gpu-negative-bandwidth.cfg:9: memory_bw_GBps: -900 is out of range'
+quiet
+run 1 model-no-arg -- model
+has 'expected one model name'
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,198 @@
+/* Config loading: every bad input names file, line, key and expectation. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* Loads `text` as a model file; returns the error message (static). */
+static const char *model_error(const char *text, const char *suffix)
+{
+    static llm_err e;
+    char path[128];
+    write_temp(path, sizeof path, suffix, text);
+    model_spec m;
+    int rc = cfg_load_model(path, &m, &e);
+    unlink(path);
+    return rc == 0 ? NULL : e.msg;
+}
+
+static const char *gpus_error(const char *text)
+{
+    static llm_err e;
+    char path[128];
+    write_temp(path, sizeof path, ".cfg", text);
+    gpu_catalog c;
+    int rc = cfg_load_gpus(path, &c, &e);
+    unlink(path);
+    if (rc == 0)
+        gpu_catalog_free(&c);
+    return rc == 0 ? NULL : e.msg;
+}
+
+#define GOOD_MODEL                                                          \
+    "source = \"test\";\nlayers = 2;\nhidden = 64;\nheads = 4;\n"           \
+    "ffn = 256;\nmlp = \"gelu\";\nvocab = 100;\n"
+
+static void expect(const char *msg, const char *a, const char *b)
+{
+    if (!msg) {
+        print_error("expected an error containing \"%s\"\n", a);
+        fail();
+    }
+    if (!strstr(msg, a) || (b && !strstr(msg, b))) {
+        print_error("message \"%s\" lacks \"%s\" / \"%s\"\n", msg, a,
+                    b ? b : "");
+        fail();
+    }
+}
+
+static void test_good_model(void **state)
+{
+    (void)state;
+    assert_null(model_error(GOOD_MODEL, ".cfg"));
+}
+
+static void test_unknown_key_suggests(void **state)
+{
+    (void)state;
+    /* line 8 holds the typo */
+    expect(model_error(GOOD_MODEL "hiden_size = 3;\n", ".cfg"),
+           ":8: hiden_size: unknown key", NULL);
+    expect(model_error(GOOD_MODEL "kv_head = 2;\n", ".cfg"),
+           "did you mean \"kv_heads\"", NULL);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    expect(model_error("source = \"x\";\nlayers = -2;\nhidden = 64;\n"
+                       "heads = 4;\nffn = 256;\nmlp = \"gelu\";\nvocab = 9;\n",
+                       ".cfg"),
+           ":2: layers: -2 is out of range", "expected an integer 1..");
+    expect(model_error("source = \"x\";\nlayers = 0;\n", ".cfg"),
+           ":2: layers: 0 is out of range", NULL);
+    expect(model_error(GOOD_MODEL "dropout = \"high\";\n", ".cfg"),
+           ":8: dropout: wrong type", "expected a number");
+    expect(model_error("source = \"x\";\nlayers = 2.5;\n", ".cfg"),
+           ":2: layers: wrong type", "integer");
+    expect(model_error(GOOD_MODEL "position = \"rotary\";\n", ".cfg"),
+           "unknown value \"rotary\"", "expected one of rope|alibi|learned");
+    expect(model_error(GOOD_MODEL "kv_heads = 3;\n", ".cfg"),
+           "kv_heads 3 must divide heads 4", NULL);
+}
+
+static void test_missing_and_syntax(void **state)
+{
+    (void)state;
+    expect(model_error("source = \"x\";\nlayers = 2;\n", ".cfg"),
+           "hidden: missing", "expected an integer");
+    /* libconfig's ';' is optional; a doubled '=' is not */
+    expect(model_error("source = \"x\";\nlayers = 2;\nhidden = = 4;\n",
+                       ".cfg"),
+           ":3: (syntax)", NULL);
+    llm_err e;
+    model_spec m;
+    assert_int_equal(cfg_load_model("/nonexistent/m.cfg", &m, &e), -1);
+    expect(e.msg, "/nonexistent/m.cfg: cannot open", NULL);
+}
+
+static void test_hf_errors(void **state)
+{
+    (void)state;
+    expect(model_error("{\n  \"hidden_size\": 64,\n  \"num_hidden_layers\": 2,"
+                       "\n  \"vocab_size\": 10,\n  oops\n}\n", ".json"),
+           ":5: (json): malformed JSON", NULL);
+    expect(model_error("{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                       "\"vocab_size\": 10}", ".json"),
+           "num_attention_heads: missing required key",
+           "num_attention_heads or n_head");
+    expect(model_error("{\n\"hidden_size\": 64,\n\"num_hidden_layers\": -1,\n"
+                       "\"num_attention_heads\": 4, \"vocab_size\": 10}",
+                       ".json"),
+           ":3: num_hidden_layers: -1 is out of range", NULL);
+    expect(model_error("{\"hidden_size\": \"big\"}", ".json"),
+           "hidden_size: wrong type", NULL);
+    expect(model_error("[1, 2]", ".json"), "top level is not an object",
+           NULL);
+    /* extra keys are ignored */
+    assert_null(model_error("{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                            "\"num_attention_heads\": 4, \"vocab_size\": 10, "
+                            "\"bos_token_id\": 1, \"rope_scaling\": null}",
+                            ".json"));
+}
+
+#define GPU_HEAD "{ name = \"x\"; architecture = \"ampere\"; sm = 80;\n"
+#define GPU_REST                                                            \
+    "form_factor = \"sxm\"; memory_gib = 80.0;\n"                          \
+    "tflops = { fp32 = 19.5; bf16 = 312.0; };\n"                            \
+    "pcie_gen = 4; pcie_lanes = 16; tdp_w = 400; source = \"t\"; }"
+
+static void test_gpu_errors(void **state)
+{
+    (void)state;
+#define BW "memory_bw_GBps = 1.0;\n"
+#define ONE(extra) GPU_HEAD extra GPU_REST
+    assert_null(gpus_error("gpus = (" ONE(BW) ");\n"));
+    expect(gpus_error("gpus = (" ONE("memory_bw_GBps = -1.0;\n") ");\n"),
+           ":2: memory_bw_GBps: -1 is out of range", NULL);
+    expect(gpus_error("gpus = (" ONE("\n") ");\n"),
+           "memory_bw_GBps: missing", NULL);
+    expect(gpus_error("gpus = (" ONE(BW "tdp = 3;\n") ");\n"),
+           ":3: tdp: unknown key", "did you mean \"tdp_w\"");
+    expect(gpus_error("gpus = (" ONE(BW) ",\n" ONE(BW) ");\n"),
+           "duplicate GPU \"x\"", NULL);
+    expect(gpus_error("gpus = (" ONE(BW "caps = [\"bf17\"];\n") ");\n"),
+           "unknown capability \"bf17\"", "did you mean \"bf16\"");
+    expect(gpus_error("gpus = ();\n"), "gpus: missing or empty", NULL);
+}
+
+/* The shipped catalog: capability flags agree with the peak figures. */
+static void test_catalog_consistent(void **state)
+{
+    (void)state;
+    gpu_catalog c;
+    llm_err e;
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_true(c.n >= 24);
+    for (int i = 0; i < c.n; i++) {
+        const gpu_spec *g = &c.gpus[i];
+        assert_true(g->memory_bytes > 0 && g->mem_bw_Bps > 0);
+        assert_int_equal(gpu_has(g, GPU_CAP_BF16), g->peak_flops[DT_BF16] > 0);
+        assert_int_equal(gpu_has(g, GPU_CAP_FP8), g->peak_flops[DT_FP8] > 0);
+        assert_int_equal(gpu_has(g, GPU_CAP_NVLINK), g->nvlink_gen > 0);
+        assert_int_equal(gpu_has(g, GPU_CAP_FLASH_ATTN), g->sm >= 80);
+        assert_true(g->source[0] != '\0');
+    }
+    /* dense, not sparse: A100 312, H100 SXM 989.4 BF16 TFLOP/s */
+    assert_close(gpu_find(&c, "a100-sxm-80gb")->peak_flops[DT_BF16], 312e12,
+                 1e-9);
+    assert_close(gpu_find(&c, "h100-sxm")->peak_flops[DT_BF16], 989.4e12,
+                 1e-3);
+    assert_false(gpu_has(gpu_find(&c, "v100-sxm2-32gb"), GPU_CAP_BF16));
+    assert_false(gpu_has(gpu_find(&c, "rtx-4090"), GPU_CAP_NVLINK));
+    gpu_catalog_free(&c);
+}
+
+static void test_suggest(void **state)
+{
+    (void)state;
+    const char *c[] = {"llama-2-7b", "llama-2-70b", "gpt3-175b"};
+    assert_string_equal(util_suggest("llama-2-7", c, 3), "llama-2-7b");
+    assert_null(util_suggest("bert", c, 3));
+    assert_int_equal(util_edit_distance("kitten", "sitting"), 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_good_model),
+        cmocka_unit_test(test_unknown_key_suggests),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_missing_and_syntax),
+        cmocka_unit_test(test_hf_errors),
+        cmocka_unit_test(test_gpu_errors),
+        cmocka_unit_test(test_catalog_consistent),
+        cmocka_unit_test(test_suggest),
+    };
+    return cmocka_run_group_tests_name("cfg", tests, NULL, NULL);
+}

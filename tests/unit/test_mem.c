@@ -1,0 +1,344 @@
+/* Memory model against the ZeRO paper's model-state formulas, Korthikanti
+ * et al.'s activation formulas, exact KV-cache bytes, and the invariants of
+ * remedies and recommendations. */
+#include <stdlib.h>
+
+#include "mem.h"
+#include "test_util.h"
+
+static mem_overhead no_overhead(void)
+{
+    return (mem_overhead){0, 0, 0};
+}
+
+/* ZeRO (Rajbhandari et al. 2020) §5: model states per GPU for
+ * mixed-precision Adam, K = 12: baseline (2+2+K)Ψ; P_os 4Ψ + KΨ/N_d;
+ * P_os+g 2Ψ + 14Ψ/N_d; P_os+g+p 16Ψ/N_d. */
+static void test_zero_formulas(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("megatron-7.5b", &m);
+    mem_overhead o = no_overhead();
+    mem_train p;
+    mem_train_defaults(&p);
+    p.dp = 64;
+    p.optimizer = OPT_ADAM;
+    const double want[4][2] = {{16, 0}, {4, 12}, {2, 14}, {0, 16}};
+    for (int z = 0; z <= 3; z++) {
+        p.zero = z;
+        mem_result r;
+        mem_train_breakdown(&m, &p, &o, &r);
+        double psi = r.params_per_gpu;
+        double states = r.weights - r.zero3_gather + r.gradients + r.optimizer;
+        assert_close(states, want[z][0] * psi + want[z][1] * psi / 64, 1e-12);
+    }
+    /* Table 1, 7.5B at N_d = 64: 31.4 / 16.6 / 1.88 GB; Ψ here is the
+     * model's exact 7.47e9, not 7.5e9, hence 1% */
+    const double table1_gb[] = {31.4, 16.6, 1.88};
+    for (int z = 1; z <= 3; z++) {
+        p.zero = z;
+        mem_result r;
+        mem_train_breakdown(&m, &p, &o, &r);
+        double states = r.weights - r.zero3_gather + r.gradients + r.optimizer;
+        assert_close(states / 1e9, table1_gb[z - 1], 0.01);
+    }
+}
+
+/* Optimizer bytes per parameter (mixed precision adds a 4 B fp32 master). */
+static void test_optimizer_bytes(void **state)
+{
+    (void)state;
+    mem_train p;
+    mem_train_defaults(&p);
+    p.optimizer = OPT_ADAMW;
+    assert_true(mem_optimizer_bytes_per_param(&p) == 12);
+    p.optimizer = OPT_SGD;
+    assert_true(mem_optimizer_bytes_per_param(&p) == 4);
+    p.optimizer = OPT_SGD_MOMENTUM;
+    assert_true(mem_optimizer_bytes_per_param(&p) == 8);
+    p.precision = DT_FP32;
+    p.optimizer = OPT_ADAM;
+    assert_true(mem_optimizer_bytes_per_param(&p) == 8); /* no master */
+    assert_true(mem_grad_bytes_per_param(&p) == 4);
+    p.precision = DT_BF16;
+    p.optimizer = OPT_ADAM8BIT;
+    assert_close(mem_optimizer_bytes_per_param(&p), 6.00390625, 1e-12);
+}
+
+/* Adafactor's factored state is far below Adam's 8 B per parameter. */
+static void test_adafactor_factored(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-7b", &m);
+    mem_overhead o = no_overhead();
+    mem_train p;
+    mem_train_defaults(&p);
+    p.optimizer = OPT_ADAFACTOR;
+    mem_result r;
+    mem_train_breakdown(&m, &p, &o, &r);
+    double psi = r.params_per_gpu;
+    /* master 4Ψ + row/col accumulators: Σ 4(rows+cols) ≪ 4Ψ */
+    assert_true(r.optimizer > 4 * psi);
+    assert_true(r.optimizer < 4.01 * psi);
+}
+
+/* Korthikanti et al. Table 2 on GPT-3 (a = 96, s = 2048, h = 12288, t = 8;
+ * 5as/h = 80): per-layer activation bytes of one microbatch. */
+static void test_korthikanti_table2(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("gpt3-175b", &m);
+    const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
+    const double sbh = s * b * h, k = 5 * a * s / h;
+    assert_true(k == 80);
+    mem_train p;
+    mem_train_defaults(&p);
+    p.flash_attn = false;
+    p.micro_batch = 1;
+    p.seq_len = 2048;
+
+    /* eq. 1, no parallelism: sbh(34 + 5as/h) */
+    assert_close(mem_act_layer_bytes(&m, &p, 0), sbh * (34 + k), 1e-12);
+    p.tp = 8; /* tensor parallel: sbh(10 + 24/t + 5as/(ht)) */
+    assert_close(mem_act_layer_bytes(&m, &p, 0), sbh * (10 + 24 / t + k / t),
+                 1e-12);
+    p.sp = true; /* + sequence parallel: sbh(34/t + 5as/(ht)) */
+    assert_close(mem_act_layer_bytes(&m, &p, 0), sbh * (34 / t + k / t), 1e-12);
+    p.sp = false;
+    p.recompute = RECOMPUTE_SELECTIVE; /* sbh(10 + 24/t) */
+    assert_close(mem_act_layer_bytes(&m, &p, 0), sbh * (10 + 24 / t), 1e-12);
+    p.sp = true; /* sbh·34/t */
+    assert_close(mem_act_layer_bytes(&m, &p, 0), sbh * 34 / t, 1e-12);
+}
+
+/* Eq. 5 + Appendix B: the first 1F1B stage holds p microbatches of L/p
+ * layers = L layers, plus embedding dropout sbhp/t; full recompute keeps
+ * 2sbh per layer (Korthikanti §4) plus one layer being replayed. */
+static void test_first_stage_1f1b(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("gpt3-175b", &m);
+    mem_overhead o = no_overhead();
+    mem_train p;
+    mem_train_defaults(&p);
+    p.tp = 8, p.pp = 8, p.dp = 16, p.zero = 1, p.sp = true;
+    p.recompute = RECOMPUTE_SELECTIVE;
+    p.global_batch = 1536;
+    mem_result r;
+    mem_train_breakdown(&m, &p, &o, &r);
+    const double sbh = 2048.0 * 12288, L = 96, t = 8, pp = 8;
+    assert_int_equal(r.stage, 0);
+    assert_int_equal(r.microbatches, 96);
+    assert_int_equal(r.in_flight, 8);
+    assert_close(r.activations, sbh * L * 34 / t + sbh * pp / t, 1e-12);
+
+    p.recompute = RECOMPUTE_FULL;
+    mem_train_breakdown(&m, &p, &o, &r);
+    double replayed = sbh * 34 / t; /* one layer's full set, SP */
+    assert_close(r.activations, 2 * sbh * L / t + replayed + sbh * pp / t,
+                 1e-12);
+}
+
+/* Interleaved 1F1B: L(1 + (p-1)/(p·v)) layers on stage 0 (Korthikanti
+ * §4.2.3); GPipe holds all m microbatches. */
+static void test_schedules(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("gpt3-175b", &m);
+    mem_overhead o = no_overhead();
+    mem_train p;
+    mem_train_defaults(&p);
+    p.tp = 8, p.pp = 8, p.dp = 1, p.sp = true, p.global_batch = 64;
+    p.schedule = SCHED_INTERLEAVED;
+    p.vpp = 3;
+    mem_result r;
+    mem_train_breakdown(&m, &p, &o, &r);
+    assert_close(r.act_layers_held, 96 * (1 + 7.0 / (8 * 3)), 1e-12);
+    p.schedule = SCHED_GPIPE;
+    p.vpp = 1;
+    mem_train_breakdown(&m, &p, &o, &r);
+    assert_close(r.act_layers_held, 64 * 96 / 8.0, 1e-12);
+    /* fewer microbatches than stages: 1F1B holds only m */
+    p.schedule = SCHED_1F1B;
+    p.global_batch = 4;
+    mem_train_breakdown(&m, &p, &o, &r);
+    assert_int_equal(r.in_flight, 4);
+}
+
+/* The issue's example: Llama-2-70B, batch 8 x 4096, fp16: weights
+ * 68.98e9 x 2 B = 128.5 GiB; KV 2·80·8·128·2 B x 32768 tokens = 10 GiB. */
+static void test_inference_llama70b(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-70b", &m);
+    mem_overhead o;
+    mem_overhead_defaults(&o);
+    mem_infer p;
+    mem_infer_defaults(&p, &m);
+    p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
+    mem_result r;
+    mem_infer_breakdown(&m, &p, &o, &r);
+    assert_true(r.kv_cache == 10.0 * GiB);
+    assert_true(r.weights == 68976648192.0 * 2);
+    assert_close(r.weights / GiB, 128.48, 0.0005);
+    assert_true(r.kv_rule_of_thumb == 8 * r.kv_cache); /* 64 / 8 KV heads */
+    assert_true(r.total > 80 * GiB);
+    assert_close(r.total, r.weights + r.kv_cache + r.activations + r.overhead,
+                 1e-12);
+
+    /* paged blocks: 4097 tokens take 257 blocks of 16 */
+    p.context = 4097;
+    mem_infer_breakdown(&m, &p, &o, &r);
+    assert_true(r.kv_tokens == 8 * 257 * 16);
+
+    /* TP 8: a KV head and 1/8 of the weights per GPU (plus replicated norms) */
+    p.context = 4096;
+    p.tp = 8;
+    mem_infer_breakdown(&m, &p, &o, &r);
+    assert_true(r.kv_cache == 10.0 * GiB / 8);
+    assert_close(r.weights, 68976648192.0 * 2 / 8, 0.001);
+}
+
+/* int4 with 128-element groups: 0.5 B + (2 B scale + 2 B zero)/128 for the
+ * GEMM weights; embeddings, norms and the LM head stay 16-bit. */
+static void test_int4_weights(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-7b", &m);
+    mem_overhead o = no_overhead();
+    mem_infer p;
+    mem_infer_defaults(&p, &m);
+    p.weight_dtype = DT_INT4;
+    p.context = 16;
+    mem_result r;
+    mem_infer_breakdown(&m, &p, &o, &r);
+    double gemm = 32 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008);
+    double rest = 6738415616.0 - gemm;
+    assert_close(r.weights, gemm * (0.5 + 4.0 / 128) + rest * 2, 1e-12);
+}
+
+/* Remedies: each is a real saving, sorted, and a fitting one exists. */
+static void test_remedies_sorted(void **state)
+{
+    (void)state;
+    gpu_catalog c;
+    llm_err e;
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    const gpu_spec *g = gpu_find(&c, "a100-sxm-80gb");
+    assert_non_null(g);
+    model_spec m;
+    load_model("llama-2-70b", &m);
+    mem_overhead o;
+    mem_overhead_defaults(&o);
+    mem_infer p;
+    mem_infer_defaults(&p, &m);
+    p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
+    mem_result base;
+    mem_infer_breakdown(&m, &p, &o, &base);
+    mem_remedy rm[MEM_MAX_REMEDIES];
+    int n = mem_infer_remedies(&m, &p, &o, g, rm);
+    assert_true(n >= 4);
+    int any_fit = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(rm[i].total < base.total);
+        assert_close(rm[i].saves, base.total - rm[i].total, 1e-12);
+        if (i)
+            assert_true(rm[i].saves <= rm[i - 1].saves);
+        any_fit |= rm[i].fits;
+    }
+    assert_true(any_fit);
+    gpu_catalog_free(&c);
+}
+
+/* Recommendation is minimal: the count fits, half of it does not. */
+static void test_recommend_minimal(void **state)
+{
+    (void)state;
+    gpu_catalog c;
+    llm_err e;
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    model_spec m;
+    load_model("llama-2-70b", &m);
+    mem_overhead o;
+    mem_overhead_defaults(&o);
+    mem_infer p;
+    mem_infer_defaults(&p, &m);
+    p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
+    for (int i = 0; i < c.n; i++) {
+        mem_choice ch;
+        mem_recommend_infer(&m, &p, &o, &c.gpus[i], 1024, &ch);
+        assert_true(ch.gpus > 0);
+        assert_true(ch.result.total <= c.gpus[i].memory_bytes);
+        assert_int_equal(ch.infer.tp * ch.infer.pp, ch.gpus);
+        if (ch.gpus > 1) { /* the same layout rule at half the GPUs fails */
+            mem_infer q = p;
+            int n = ch.gpus / 2;
+            q.tp = n < 8 ? n : 8;
+            q.pp = n / q.tp;
+            mem_result r;
+            mem_infer_breakdown(&m, &q, &o, &r);
+            assert_true(r.total > c.gpus[i].memory_bytes);
+        }
+    }
+    /* training: 7B with Adam (16Ψ = 108 GB of states) needs more than one
+     * 40 GB A100 */
+    load_model("llama-2-7b", &m);
+    mem_train t;
+    mem_train_defaults(&t);
+    mem_choice ch;
+    mem_recommend_train(&m, &t, &o, gpu_find(&c, "a100-sxm-40gb"), 1024, &ch);
+    assert_true(ch.gpus >= 4);
+    assert_true(ch.result.total <= 40 * GiB);
+    assert_int_equal(mem_train_check(&m, &ch.train, NULL), 0);
+    gpu_catalog_free(&c);
+}
+
+static void test_plan_errors(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-70b", &m);
+    mem_train p;
+    mem_train_defaults(&p);
+    llm_err e;
+    p.tp = 3;
+    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "does not divide the 64 attention heads"));
+    p.tp = 1;
+    p.pp = 3;
+    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "80 layers"));
+    p.pp = 1;
+    p.zero = 2;
+    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    p.zero = 0;
+    p.dp = 4;
+    p.global_batch = 10;
+    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "--global-batch"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_zero_formulas),
+        cmocka_unit_test(test_optimizer_bytes),
+        cmocka_unit_test(test_adafactor_factored),
+        cmocka_unit_test(test_korthikanti_table2),
+        cmocka_unit_test(test_first_stage_1f1b),
+        cmocka_unit_test(test_schedules),
+        cmocka_unit_test(test_inference_llama70b),
+        cmocka_unit_test(test_int4_weights),
+        cmocka_unit_test(test_remedies_sorted),
+        cmocka_unit_test(test_recommend_minimal),
+        cmocka_unit_test(test_plan_errors),
+    };
+    return cmocka_run_group_tests_name("mem", tests, NULL, NULL);
+}
