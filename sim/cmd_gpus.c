@@ -24,7 +24,7 @@ static void tf(char *buf, size_t n, double flops)
 static void print_list(const gpu_catalog *c)
 {
     printf("%-16s %-8s %-10s %7s %-7s %7s %8s %8s %8s %5s %8s\n", "gpu",
-           "class", "arch", "mem GiB", "type", "HBM TB/s", "BF16 TF",
+           "class", "arch", "mem GiB", "type", "mem TB/s", "BF16 TF",
            "FP8 TF", "NVL GB/s", "TDP W", "price $");
     for (int i = 0; i < c->n; i++) {
         const gpu_spec *g = &c->gpus[i];

@@ -415,7 +415,7 @@ static void print_remedies(const mem_remedy *rm, int n)
     }
     printf("remedies, largest saving first (per-GPU total after each):\n");
     for (int i = 0; i < n; i++)
-        printf("  %-60s saves %7.2f GiB -> %7.2f GiB  %s\n", rm[i].what,
+        printf("  %-66s saves %7.2f GiB -> %7.2f GiB  %s\n", rm[i].what,
                gib(rm[i].saves), gib(rm[i].total),
                rm[i].fits ? "fits" : "still short");
 }
@@ -581,13 +581,22 @@ static int recommend(const opts *o, const model_spec *m, const gpu_catalog *c)
             snprintf(price, sizeof price, "%.0f", x->price_usd);
         else
             snprintf(price, sizeof price, "n/a");
+        char note[256];
+        snprintf(note, sizeof note, "%s", x->note);
+        if (x->gpus > 1 && !gpu_has(x->gpu, GPU_CAP_NVLINK))
+            snprintf(note + strlen(note), sizeof note - strlen(note),
+                     "%sno NVLink: TP over PCIe", note[0] ? "; " : "");
+        if (x->gpus > 8)
+            snprintf(note + strlen(note), sizeof note - strlen(note),
+                     "%s%d machines of 8", note[0] ? "; " : "",
+                     (x->gpus + 7) / 8);
         printf("  %-16s %6d  %-18s %9.2f %8.2f %12s  %s\n", x->gpu->name,
                x->gpus, plan, gib(x->result.total), gib(x->gpu->memory_bytes),
-               price, x->note);
+               price, note);
     }
-    printf("\nPrices: launch MSRP for consumer/workstation cards, reported "
-           "street prices for datacenter parts (topologies/gpus.cfg, "
-           "price_source).\n");
+    printf("\nPrices are for the GPUs alone: launch MSRP for consumer and "
+           "workstation cards,\nreported street prices for datacenter parts "
+           "(price_source in topologies/gpus.cfg).\n");
     free(ch);
     return EXIT_OK;
 }

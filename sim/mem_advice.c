@@ -85,8 +85,8 @@ int mem_train_remedies(const model_spec *m, const mem_train *p,
     if (p->micro_batch > 1) {
         q = *p;
         q.micro_batch = 1;
-        snprintf(what, sizeof what, "micro-batch %d -> 1 (same global "
-                 "batch through gradient accumulation)", p->micro_batch);
+        snprintf(what, sizeof what, "micro-batch %d -> 1 (gradient "
+                 "accumulation keeps the batch)", p->micro_batch);
         try_train(&L, m, &q, o, what);
     }
     for (int rc = p->recompute + 1; rc <= RECOMPUTE_FULL; rc++) {
