@@ -70,7 +70,10 @@ asan: deps
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  unit cli
 
-valgrind: deps all
+valgrind: deps all $(TESTBIN)
+	@for t in $(TESTBIN); do LLMSIM_DATA=$(CURDIR) valgrind -q --error-exitcode=99 \
+	  --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$t >/dev/null || exit 1; done
+	@echo "valgrind: unit tests clean"
 	@LLMSIM="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./llmsim" \
 	  sh tests/cli/run.sh
 

@@ -291,17 +291,18 @@ static void print_train_plan(const model_spec *m, const mem_train *p,
            m->name, model_params_total(m) / 1e9, dtype_name(p->precision),
            mem_optimizer_names[p->optimizer]);
     printf("plan: tp %d, pp %d, dp %d, cp %d, ep %d (%d GPU%s)%s; micro-batch "
-           "%d, %d microbatches/step, seq %d; %s%s; ZeRO-%d; recompute %s; "
+           "%d, %d microbatch%s/step, seq %d; %s%s; ZeRO-%d; recompute %s; "
            "FlashAttention %s\n",
            p->tp, p->pp, p->dp, p->cp, p->ep, mem_train_gpus(p),
            mem_train_gpus(p) > 1 ? "s" : "", p->sp ? ", sequence parallel" : "", p->micro_batch,
-           r->microbatches, p->seq_len, mem_schedule_names[p->schedule],
+           r->microbatches, r->microbatches > 1 ? "es" : "", p->seq_len,
+           mem_schedule_names[p->schedule],
            p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
            p->zero, mem_recompute_names[p->recompute],
            p->flash_attn ? "on" : "off");
-    printf("peak on pipeline stage %d of %d (%d microbatches in flight "
+    printf("peak on pipeline stage %d of %d (%d microbatch%s in flight "
            "there)\n\n",
-           r->stage, p->pp, r->in_flight);
+           r->stage, p->pp, r->in_flight, r->in_flight > 1 ? "es" : "");
 }
 
 static void print_train(const model_spec *m, const mem_train *p,
@@ -316,8 +317,12 @@ static void print_train(const model_spec *m, const mem_train *p,
              p->zero >= 3 ? " / ZeRO-3 shards" : "",
              r->zero3_gather > 0 ? " + 2 gathered layers" : "");
     line("weights", r->weights, how);
-    snprintf(how, sizeof how, "x %.0f B%s", mem_grad_bytes_per_param(p),
+    snprintf(how, sizeof how, "x %.0f B%s%s", mem_grad_bytes_per_param(p),
+             p->grad_fp32 ? " fp32 accumulation buffer (main_grad)" : "",
              p->zero >= 2 ? " / ZeRO shards" : "");
+    if (r->microbatches > 1)
+        snprintf(how + strlen(how), sizeof how - strlen(how),
+                 ", accumulated over %d microbatches", r->microbatches);
     line("gradients", r->gradients, how);
     snprintf(how, sizeof how, "x %.2f B (%s%s)%s",
              mem_optimizer_bytes_per_param(p),
@@ -343,7 +348,7 @@ static void print_train(const model_spec *m, const mem_train *p,
     line("activations", r->activations, how);
     line("communication buffers", r->comm_buffers,
          "ZeRO buckets, pipeline send/recv");
-    snprintf(how, sizeof how, "%.0f communicators x %.0f MiB (--nccl-mib)",
+    snprintf(how, sizeof how, "%.0f communicator(s) x %.0f MiB (--nccl-mib)",
              o->nccl_bytes_per_group > 0 ? r->nccl / o->nccl_bytes_per_group
                                          : 0,
              o->nccl_bytes_per_group / MiB);
@@ -384,7 +389,7 @@ static void print_infer(const model_spec *m, const mem_infer *p,
     snprintf(how, sizeof how, "workspace for %.0f batched tokens + logits",
              r->workspace_tokens);
     line("activations", r->activations, how);
-    snprintf(how, sizeof how, "%.0f communicators x %.0f MiB (--nccl-mib)",
+    snprintf(how, sizeof how, "%.0f communicator(s) x %.0f MiB (--nccl-mib)",
              o->nccl_bytes_per_group > 0 ? r->nccl / o->nccl_bytes_per_group
                                          : 0,
              o->nccl_bytes_per_group / MiB);
@@ -736,7 +741,10 @@ static int run(int argc, char **argv, llm_err *e)
                           "fp32, bf16, fp16 or fp8",
                        dtype_name(o.t.precision)),
                EXIT_BAD_INPUT;
-    if (o.train ? mem_train_check(&m, &o.t, e) : mem_infer_check(&m, &o.i, e))
+    /* --recommend alone checks each layout it tries, not the given one */
+    bool check = o.gpus != NULL;
+    if (check && (o.train ? mem_train_check(&m, &o.t, e)
+                          : mem_infer_check(&m, &o.i, e)))
         return EXIT_BAD_INPUT;
     gpu_catalog cat;
     if (cmd_load_catalog(&cat, e))

@@ -141,6 +141,12 @@ has 'model-typo-key.cfg:4: hiden: unknown key \(did you mean "hidden"\?\)'
 quiet
 run 1 negative-size -- model tests/bad/model-negative-size.cfg
 has 'model-negative-size.cfg:4: hidden: -4096 is out of range \(expected an integer 1\.\.'
+run 1 zero-size -- model tests/bad/model-zero-layers.cfg
+has 'model-zero-layers.cfg:3: layers: 0 is out of range'
+quiet
+run 0 recommend-moe-ep -- memory --model mixtral-8x7b --train --ep 8 \
+    --recommend --recompute full
+has '^  h100-sxm +[0-9]+ +tp[0-9] pp[0-9]+ dp[0-9]+'
 run 1 wrong-type -- model tests/bad/model-wrong-type.cfg
 has 'model-wrong-type.cfg:3: layers: wrong type \(expected an integer'
 run 1 malformed-json -- model tests/bad/model-malformed.json
