@@ -32,7 +32,7 @@ TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(BUILD)/llmsim)
 
-.PHONY: all deps demo test unit cli asan valgrind install clean check-deps
+.PHONY: all deps demo test unit cli asan valgrind install clean bench
 
 all: $(BIN)
 
@@ -83,6 +83,14 @@ demo: deps
 	  --inference --batch 8 --context 4096 --dtype fp16 || test $$? -eq 2
 	./llmsim memory --model llama-2-70b --inference --batch 8 --context 4096 \
 	  --dtype fp16 --recommend
+
+$(BUILD)/bench: tests/bench/bench.c $(BUILD)/libllmsim.a
+	$(CC) $(CFLAGS_ALL) -Isim -o $@ $< $(BUILD)/libllmsim.a $(LDLIBS_ALL)
+
+# Figures, not assertions: events/s and wall time of fixed scenarios.
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/bench
+	@./$(BUILD)/bench
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/llmsim/topologies \
