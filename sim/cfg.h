@@ -8,6 +8,7 @@
 #include "err.h"
 #include "gpu.h"
 #include "model.h"
+#include "topo.h"
 
 /* Loads topologies/gpus.cfg (or any file in that format). */
 int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e);
@@ -19,5 +20,12 @@ int cfg_load_model(const char *path, model_spec *out, llm_err *e);
 /* Hugging Face config.json importer (cfg_hf.c).  Extra keys are ignored;
  * a missing required key is an error. */
 int cfg_load_hf_json(const char *path, model_spec *out, llm_err *e);
+
+/* A topology file: a node type (nodes = 1, its default fabric) or a cluster
+ * file naming a node type in <datadir>/topologies/, a node count and a
+ * fabric. */
+int cfg_load_topology(const char *path, const char *datadir,
+                      topo_nodespec *spec, int *nodes,
+                      topo_fabricspec *fabric, llm_err *e);
 
 #endif

@@ -1,0 +1,596 @@
+#include "coll.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const coll_op_names[COLL_OP_COUNT] = {
+    "all_reduce", "reduce_scatter", "all_gather", "broadcast",
+    "reduce",     "alltoall",       "sendrecv"};
+const char *const coll_algo_names[ALGO_COUNT + 1] = {
+    "ring", "tree", "hierarchical", "nvls", "direct", "auto"};
+const char *const coll_proto_names[PROTO_COUNT + 1] = {"LL", "LL128",
+                                                       "Simple", "auto"};
+
+double coll_busbw_factor(coll_op op, int n)
+{
+    switch (op) {
+    case COLL_ALL_REDUCE:
+        return 2.0 * (n - 1) / n;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALL_GATHER:
+    case COLL_ALL_TO_ALL:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
+    }
+}
+
+/* ---- phases ---------------------------------------------------------------
+ * A phase is a set of edges (device to device) run for `steps` steps.  With
+ * K == 0 every edge carries `bytes` at every step (ring, one-shot); with
+ * K > 0 the phase is a pipeline of K chunks: edge e carries a chunk at step
+ * s when 0 <= s - level[e] < K. */
+
+typedef struct edge {
+    int src, dst, level;
+} edge;
+
+typedef struct phase {
+    edge *e;
+    int ne, cap, steps, K;
+    double bytes;
+    coll_hw hw;
+} phase;
+
+#define MAX_PHASES 4
+
+typedef struct run {
+    net *n;
+    topo *t;
+    const coll_calib *cal;
+    coll_algo algo;
+    coll_proto proto;
+    phase ph[MAX_PHASES];
+    int nph, cur, step, outstanding;
+    int steps_done;
+    int64_t flows;
+    engine_fn done;
+    void *ctx;
+    uint64_t arg;
+    bool failed;
+} run;
+
+static bool add_edge(phase *p, int src, int dst, int level)
+{
+    if (p->ne == p->cap) {
+        int cap = p->cap ? p->cap * 2 : 64;
+        edge *e = realloc(p->e, sizeof *e * (size_t)cap);
+        if (!e)
+            return false;
+        p->e = e;
+        p->cap = cap;
+    }
+    p->e[p->ne++] = (edge){src, dst, level};
+    return true;
+}
+
+static void run_free(run *r)
+{
+    for (int i = 0; i < r->nph; i++)
+        free(r->ph[i].e);
+    free(r);
+}
+
+static int node_of(const topo *t, int rank)
+{
+    return t->dev[t->gpu_dev[rank]].node;
+}
+
+/* The NCCL hardware class of a phase: network if an edge leaves a node,
+ * NVLink if GPU-to-GPU routes start on NVLink, PCI otherwise. */
+static coll_hw phase_hw(topo *t, const phase *p)
+{
+    bool nvlink = false;
+    for (int i = 0; i < p->ne; i++) {
+        const topo_dev *a = &t->dev[p->e[i].src], *b = &t->dev[p->e[i].dst];
+        if (a->node != b->node)
+            return HW_NET;
+        int links[32];
+        int h = topo_route(t, p->e[i].src, p->e[i].dst, 0, links, 32);
+        if (h > 0 && t->link[links[0]].kind == LINK_NVLINK)
+            nvlink = true;
+    }
+    return nvlink ? HW_NVLINK : HW_PCI;
+}
+
+/* ---- building the phases of each algorithm -------------------------------- */
+
+/* Groups the communicator's ranks by node, keeping their order.  Returns
+ * the number of nodes; start[k]..start[k+1] index into `sorted`. */
+static int group_by_node(const topo *t, const coll_req *q, int *sorted,
+                         int *start)
+{
+    int nn = 0;
+    int *seen = calloc((size_t)t->nodes, sizeof(int));
+    int *slot = malloc(sizeof(int) * (size_t)t->nodes);
+    if (!seen || !slot) {
+        free(seen);
+        free(slot);
+        return -1;
+    }
+    for (int i = 0; i < q->n; i++) {
+        int nd = node_of(t, q->ranks[i]);
+        if (!seen[nd]) {
+            seen[nd] = 1;
+            slot[nd] = nn++;
+        }
+    }
+    int *count = calloc((size_t)nn + 1, sizeof(int));
+    if (!count) {
+        free(seen);
+        free(slot);
+        return -1;
+    }
+    for (int i = 0; i < q->n; i++)
+        count[slot[node_of(t, q->ranks[i])] + 1]++;
+    start[0] = 0;
+    for (int k = 0; k < nn; k++)
+        start[k + 1] = start[k] + count[k + 1];
+    int *fill = calloc((size_t)nn, sizeof(int));
+    for (int i = 0; fill && i < q->n; i++) {
+        int k = slot[node_of(t, q->ranks[i])];
+        sorted[start[k] + fill[k]++] = q->ranks[i];
+    }
+    free(fill);
+    free(count);
+    free(seen);
+    free(slot);
+    return nn;
+}
+
+/* Ring edges over `ranks` (rank ids), `ch` channels; channel c rotates
+ * each node's segment by c so the rings leave every node through a
+ * different GPU and NIC (NCCL's rail-aligned rings). */
+static bool ring_edges(run *r, phase *p, const int *sorted, const int *start,
+                       int nn, int ch)
+{
+    topo *t = r->t;
+    int n = start[nn];
+    int *order = malloc(sizeof(int) * (size_t)n);
+    if (!order)
+        return false;
+    for (int c = 0; c < ch; c++) {
+        int w = 0;
+        for (int k = 0; k < nn; k++) {
+            int g = start[k + 1] - start[k];
+            for (int i = 0; i < g; i++)
+                order[w++] = sorted[start[k] + (i + c) % g];
+        }
+        for (int i = 0; i < n; i++)
+            if (!add_edge(p, t->gpu_dev[order[i]],
+                          t->gpu_dev[order[(i + 1) % n]], 0)) {
+                free(order);
+                return false;
+            }
+    }
+    free(order);
+    return true;
+}
+
+static int channels(const topo *t, int nn)
+{
+    return nn > 1 && t->nics_per_node > 0 ? t->nics_per_node : 1;
+}
+
+static double wire(const run *r, double bytes)
+{
+    return bytes / r->cal->proto_eff[r->proto];
+}
+
+static bool build_ring(run *r, const coll_req *q, const int *sorted,
+                       const int *start, int nn)
+{
+    phase *p = &r->ph[r->nph++];
+    int n = q->n, ch = channels(r->t, nn);
+    p->K = 0;
+    switch (q->op) {
+    case COLL_ALL_REDUCE:
+        p->steps = 2 * (n - 1);
+        break;
+    default: /* reduce-scatter, all-gather */
+        p->steps = n - 1;
+        break;
+    }
+    p->bytes = wire(r, q->bytes / ((double)n * ch));
+    return ring_edges(r, p, sorted, start, nn, ch);
+}
+
+static bool build_chain(run *r, const coll_req *q)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int n = q->n;
+    int K = (int)ceil(q->bytes / r->cal->chunk_bytes);
+    p->K = K < 1 ? 1 : K;
+    p->bytes = wire(r, q->bytes / p->K);
+    p->steps = (n - 2) + p->K;
+    for (int i = 0; i + 1 < n; i++) {
+        bool ok = q->op == COLL_BROADCAST
+                      ? add_edge(p, t->gpu_dev[q->ranks[i]],
+                                 t->gpu_dev[q->ranks[i + 1]], i)
+                      : add_edge(p, t->gpu_dev[q->ranks[n - 1 - i]],
+                                 t->gpu_dev[q->ranks[n - 2 - i]], i);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* Double binary tree across nodes (tree 2 mirrors the node order) with a
+ * chain inside each node; each tree carries half of the data in K chunks.
+ * A vertex at depth d (distance to the root) forwards chunk c upward at
+ * step c + H - d, H the largest depth, so everything below it has arrived;
+ * the root's result comes down an edge whose parent is at depth d at step
+ * c + H + d.  Steps: 2H - 1 + K. */
+static bool build_tree(run *r, const coll_req *q, const int *sorted,
+                       const int *start, int nn)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int K = (int)ceil(q->bytes / 2 / r->cal->chunk_bytes);
+    p->K = K < 1 ? 1 : K;
+    p->bytes = wire(r, q->bytes / 2 / p->K);
+    int H = 0;
+    for (int j = 0; j < nn; j++) {
+        int dj = 0, g = start[j + 1] - start[j];
+        for (int x = j; x > 0; x = (x - 1) / 2)
+            dj++;
+        if (dj + g - 1 > H)
+            H = dj + g - 1;
+    }
+    for (int tree = 0; tree < 2; tree++)
+        for (int j = 0; j < nn; j++) {
+            int k = tree ? nn - 1 - j : j; /* node at tree position j */
+            int g = start[k + 1] - start[k], dj = 0;
+            for (int x = j; x > 0; x = (x - 1) / 2)
+                dj++;
+            for (int i = 1; i < g; i++) { /* member i hangs off i - 1 */
+                int v = t->gpu_dev[sorted[start[k] + i]];
+                int u = t->gpu_dev[sorted[start[k] + i - 1]];
+                int d = dj + i;
+                if (!add_edge(p, v, u, H - d) ||
+                    !add_edge(p, u, v, H + d - 1))
+                    return false;
+            }
+            if (j == 0)
+                continue;
+            int pk = tree ? nn - 1 - (j - 1) / 2 : (j - 1) / 2;
+            int head = t->gpu_dev[sorted[start[k]]];
+            int phead = t->gpu_dev[sorted[start[pk]]];
+            if (!add_edge(p, head, phead, H - dj) ||
+                !add_edge(p, phead, head, H + dj - 1))
+                return false;
+        }
+    p->steps = 2 * H - 1 + p->K;
+    return true;
+}
+
+static bool build_hier(run *r, const coll_req *q, const int *sorted,
+                       const int *start, int nn)
+{
+    topo *t = r->t;
+    int g = start[1] - start[0];
+    for (int k = 1; k < nn; k++)
+        if (start[k + 1] - start[k] != g)
+            return false; /* needs the same GPU count on every node */
+    /* intra-node reduce-scatter, then all-gather: rings inside nodes */
+    phase *ar = &r->ph[1];
+    r->nph = 3;
+    for (int i = 0; i < 3; i += 2) {
+        phase *p = &r->ph[i];
+        p->steps = g - 1;
+        p->bytes = wire(r, q->bytes / g);
+        for (int k = 0; k < nn; k++)
+            if (!ring_edges(r, p, sorted + start[k],
+                            (int[]){0, g}, 1, 1))
+                return false;
+    }
+    /* inter-node ring all-reduce of S/g among the nodes, per local rank */
+    ar->steps = 2 * (nn - 1);
+    ar->bytes = wire(r, q->bytes / g / nn);
+    for (int l = 0; l < g; l++)
+        for (int k = 0; k < nn; k++) {
+            int a = t->gpu_dev[sorted[start[k] + l]];
+            int b = t->gpu_dev[sorted[start[(k + 1) % nn] + l]];
+            if (!add_edge(ar, a, b, 0))
+                return false;
+        }
+    return true;
+}
+
+static bool build_nvls(run *r, const coll_req *q)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int sw = topo_nearest(t, t->gpu_dev[q->ranks[0]], DEV_NVSWITCH);
+    if (sw < 0)
+        return false;
+    /* each GPU pushes its buffer into the switch, which multicasts the
+     * reduced result back; the switch's reduction rate is nvls_eff */
+    p->steps = 1;
+    p->bytes = wire(r, q->bytes) / r->cal->nvls_eff;
+    for (int i = 0; i < q->n; i++) {
+        int g = t->gpu_dev[q->ranks[i]];
+        if (!add_edge(p, g, sw, 0) || !add_edge(p, sw, g, 0))
+            return false;
+    }
+    return true;
+}
+
+static bool build_direct(run *r, const coll_req *q)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int n = q->n;
+    p->steps = 1;
+    if (q->op == COLL_SEND_RECV) {
+        p->bytes = wire(r, q->bytes);
+        for (int i = 0; i < n; i++)
+            if (!add_edge(p, t->gpu_dev[q->ranks[i]],
+                          t->gpu_dev[q->ranks[(i + 1) % n]], 0))
+                return false;
+        return true;
+    }
+    p->bytes = wire(r, q->bytes / n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && !add_edge(p, t->gpu_dev[q->ranks[i]],
+                                    t->gpu_dev[q->ranks[j]], 0))
+                return false;
+    return true;
+}
+
+bool coll_algo_applies(const topo *t, const coll_req *q, coll_algo a)
+{
+    int first = node_of(t, q->ranks[0]);
+    bool multi = false;
+    for (int i = 1; i < q->n; i++)
+        multi |= node_of(t, q->ranks[i]) != first;
+    switch (a) {
+    case ALGO_RING:
+        return q->op == COLL_ALL_REDUCE || q->op == COLL_REDUCE_SCATTER ||
+               q->op == COLL_ALL_GATHER || q->op == COLL_BROADCAST ||
+               q->op == COLL_REDUCE;
+    case ALGO_TREE:
+    case ALGO_HIER:
+        return q->op == COLL_ALL_REDUCE && multi;
+    case ALGO_NVLS: {
+        if (q->op != COLL_ALL_REDUCE || multi || q->n < 2)
+            return false;
+        for (int i = 0; i < t->ndev; i++)
+            if (t->dev[i].kind == DEV_NVSWITCH && t->dev[i].nvls &&
+                t->dev[i].node == first)
+                return true;
+        return false;
+    }
+    case ALGO_DIRECT:
+        return q->op == COLL_ALL_TO_ALL || q->op == COLL_SEND_RECV;
+    default:
+        return false;
+    }
+}
+
+static bool build(run *r, const coll_req *q)
+{
+    int *sorted = malloc(sizeof(int) * (size_t)q->n);
+    int *start = malloc(sizeof(int) * (size_t)(q->n + 1));
+    bool ok = sorted && start;
+    int nn = ok ? group_by_node(r->t, q, sorted, start) : -1;
+    ok = ok && nn > 0;
+    if (ok) {
+        switch (r->algo) {
+        case ALGO_RING:
+            ok = q->op == COLL_BROADCAST || q->op == COLL_REDUCE
+                     ? build_chain(r, q)
+                     : build_ring(r, q, sorted, start, nn);
+            break;
+        case ALGO_TREE:
+            ok = build_tree(r, q, sorted, start, nn);
+            break;
+        case ALGO_HIER:
+            ok = build_hier(r, q, sorted, start, nn);
+            break;
+        case ALGO_NVLS:
+            ok = build_nvls(r, q);
+            break;
+        default:
+            ok = build_direct(r, q);
+        }
+    }
+    for (int i = 0; ok && i < r->nph; i++)
+        r->ph[i].hw = phase_hw(r->t, &r->ph[i]);
+    free(sorted);
+    free(start);
+    return ok;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static void launch_step(engine *eng, void *ctx, uint64_t arg);
+
+static void flow_done(engine *eng, void *ctx, uint64_t arg)
+{
+    run *r = ctx;
+    (void)arg;
+    if (--r->outstanding > 0)
+        return;
+    r->steps_done++;
+    phase *p = &r->ph[r->cur];
+    if (++r->step >= p->steps) {
+        r->step = 0;
+        r->cur++;
+    }
+    if (r->cur >= r->nph) {
+        engine_fn done = r->done;
+        void *dctx = r->ctx;
+        uint64_t darg = r->arg;
+        run_free(r);
+        done(eng, dctx, darg);
+        return;
+    }
+    p = &r->ph[r->cur];
+    double a = r->cal->hw_lat_us[p->hw][r->algo][r->proto];
+    engine_after(eng, (int64_t)llround(a * 1e3), launch_step, r, 0);
+}
+
+static void launch_step(engine *eng, void *ctx, uint64_t arg)
+{
+    run *r = ctx;
+    (void)arg;
+    (void)eng;
+    const phase *p = &r->ph[r->cur];
+    int started = 0;
+    r->outstanding = 1; /* guard: flows may complete synchronously */
+    for (int i = 0; i < p->ne; i++) {
+        int c = r->step - p->e[i].level;
+        if (p->K > 0 && (c < 0 || c >= p->K))
+            continue;
+        r->outstanding++;
+        started++;
+        if (net_flow(r->n, p->e[i].src, p->e[i].dst, p->bytes,
+                     (uint32_t)i, flow_done, r, 0) < 0) {
+            r->failed = true;
+            r->outstanding--;
+        }
+    }
+    r->flows += started;
+    flow_done(eng, r, 0); /* drops the guard; an empty step moves on */
+}
+
+int coll_start(net *n, const coll_calib *cal, const coll_req *q,
+               engine_fn done, void *ctx, uint64_t arg, llm_err *e)
+{
+    run *r = calloc(1, sizeof *r);
+    if (!r)
+        return err_set(e, "out of memory");
+    r->n = n;
+    r->t = net_topo(n);
+    r->cal = cal;
+    r->algo = q->algo;
+    r->proto = q->proto;
+    r->done = done;
+    r->ctx = ctx;
+    r->arg = arg;
+    if (q->n < 2 || !coll_algo_applies(r->t, q, q->algo) || !build(r, q)) {
+        run_free(r);
+        return err_set(e, "%s with algorithm %s does not apply to these %d "
+                          "GPUs", coll_op_names[q->op],
+                       coll_algo_names[q->algo], q->n);
+    }
+    /* the first step's latency, plus the collective's launch */
+    const phase *p = &r->ph[0];
+    double a = cal->base_lat_us[r->algo][r->proto] +
+               cal->hw_lat_us[p->hw][r->algo][r->proto];
+    engine_after(net_engine(n), (int64_t)llround(a * 1e3), launch_step, r, 0);
+    return 0;
+}
+
+/* Whether a collective's traffic crosses hardware class h (NVLink inside
+ * a node, PCI inside a node, or the network). */
+static bool uses_hw(topo *t, const coll_req *q, int h)
+{
+    int first = node_of(t, q->ranks[0]);
+    bool multi = false;
+    for (int i = 1; i < q->n; i++)
+        multi |= node_of(t, q->ranks[i]) != first;
+    if (h == HW_NET)
+        return multi;
+    int links[32];
+    int n = q->n > 1 ? topo_route(t, t->gpu_dev[q->ranks[0]],
+                                  t->gpu_dev[q->ranks[1]], 0, links, 32)
+                     : 0;
+    bool nvl = n > 0 && t->link[links[0]].kind == LINK_NVLINK;
+    return h == HW_NVLINK ? nvl : !nvl;
+}
+
+/* ---- alone on an idle network -------------------------------------------- */
+
+typedef struct alone {
+    bool done;
+} alone;
+
+static void alone_done(engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    ((alone *)ctx)->done = true;
+}
+
+static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
+                    coll_result *out, llm_err *e)
+{
+    engine *eng = engine_create(1024);
+    net *n = eng ? net_create(eng, t) : NULL;
+    if (!n) {
+        engine_destroy(eng);
+        return err_set(e, "out of memory");
+    }
+    for (int k = 0; k < LINK_KIND_COUNT; k++)
+        net_scale_bw(n, (topo_link_kind)k, cal->link_eff[k]);
+    alone a = {false};
+    int rc = coll_start(n, cal, q, alone_done, &a, 0, e);
+    if (rc == 0) {
+        engine_run(eng, INT64_MAX);
+        if (!a.done || engine_failed(eng))
+            rc = err_set(e, "%s did not complete (a route is missing or "
+                            "memory ran out)", coll_op_names[q->op]);
+    }
+    out->time_s = engine_now(eng) * 1e-9;
+    out->algo = q->algo;
+    out->proto = q->proto;
+    out->flows = 0;
+    net_destroy(n);
+    engine_destroy(eng);
+    return rc;
+}
+
+int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
+                    coll_result *out, llm_err *e)
+{
+    coll_req c = *q;
+    bool found = false;
+    int a0 = q->algo == ALGO_AUTO ? 0 : q->algo;
+    int a1 = q->algo == ALGO_AUTO ? ALGO_COUNT : q->algo + 1;
+    for (int a = a0; a < a1; a++) {
+        c.algo = (coll_algo)a;
+        if (!coll_algo_applies(t, &c, c.algo))
+            continue;
+        int p0 = q->proto == PROTO_AUTO ? 0 : q->proto;
+        int p1 = q->proto == PROTO_AUTO ? PROTO_COUNT : q->proto + 1;
+        for (int p = p0; p < p1; p++) {
+            c.proto = (coll_proto)p;
+            if (q->proto == PROTO_AUTO && a == ALGO_NVLS && p != PROTO_SIMPLE)
+                continue; /* NVLS runs the Simple protocol only */
+            coll_result r;
+            if (simulate(t, cal, &c, &r, e))
+                return -1;
+            if (q->proto == PROTO_AUTO) {
+                bool ok = true;
+                for (int h = 0; h < HW_COUNT; h++)
+                    ok = ok && (cal->proto_ok[h][p] || !uses_hw(t, &c, h));
+                if (!ok)
+                    continue;
+            }
+            if (!found || r.time_s < out->time_s) {
+                *out = r;
+                found = true;
+            }
+        }
+    }
+    if (!found)
+        return err_set(e, "no algorithm applies to %s on these %d GPUs%s",
+                       coll_op_names[q->op], q->n,
+                       q->algo == ALGO_AUTO ? "" : " (try --algo auto)");
+    return 0;
+}

@@ -1,0 +1,332 @@
+#include "net.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_HOPS 32
+
+typedef struct flow {
+    int path[MAX_HOPS];
+    int slot[MAX_HOPS]; /* index of this flow in each link's flow list */
+    int hops;
+    bool live, fixed;
+    double bytes, remaining, rate, new_rate;
+    int64_t last_ns, lat_ns;
+    engine_ev ev;
+    engine_fn fn;
+    void *ctx;
+    uint64_t arg;
+    int active_idx;
+    int next_free;
+} flow;
+
+typedef struct lstate {
+    int *flows;
+    int nflows, cap;
+    int active_idx; /* in the active-link list, -1 when idle */
+    double bw, cap_rem;
+    int unfixed;
+    int64_t busy_since;
+    net_link_stats st;
+} lstate;
+
+struct net {
+    engine *eng;
+    topo *t;
+    lstate *l;
+    flow *f;
+    int nf_cap, free_head;
+    int *active, nactive;       /* live flows */
+    int *alinks, nalinks;       /* links with flows */
+    bool solve_pending;
+    double started, delivered, max_load;
+};
+
+net *net_create(engine *eng, topo *t)
+{
+    net *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->eng = eng;
+    n->t = t;
+    n->l = calloc((size_t)t->nlink, sizeof *n->l);
+    n->alinks = malloc(sizeof(int) * (size_t)(t->nlink ? t->nlink : 1));
+    if (!n->l || !n->alinks) {
+        net_destroy(n);
+        return NULL;
+    }
+    for (int i = 0; i < t->nlink; i++) {
+        n->l[i].bw = t->link[i].bw_Bps;
+        n->l[i].active_idx = -1;
+    }
+    n->free_head = -1;
+    return n;
+}
+
+void net_destroy(net *n)
+{
+    if (!n)
+        return;
+    if (n->l)
+        for (int i = 0; i < n->t->nlink; i++)
+            free(n->l[i].flows);
+    free(n->l);
+    free(n->f);
+    free(n->active);
+    free(n->alinks);
+    free(n);
+}
+
+void net_scale_bw(net *n, topo_link_kind kind, double factor)
+{
+    for (int i = 0; i < n->t->nlink; i++)
+        if (n->t->link[i].kind == kind)
+            n->l[i].bw = n->t->link[i].bw_Bps * factor;
+}
+
+net_link_stats net_link(const net *n, int link)
+{
+    net_link_stats s = n->l[link].st;
+    if (n->l[link].nflows > 0)
+        s.busy_ns += engine_now(n->eng) - n->l[link].busy_since;
+    return s;
+}
+
+double net_bytes_started(const net *n) { return n->started; }
+double net_bytes_delivered(const net *n) { return n->delivered; }
+int net_active_flows(const net *n) { return n->nactive; }
+double net_max_link_load(const net *n) { return n->max_load; }
+double net_flow_rate(const net *n, int id) { return n->f[id].rate; }
+engine *net_engine(const net *n) { return n->eng; }
+topo *net_topo(const net *n) { return n->t; }
+
+/* ---- flow storage -------------------------------------------------------- */
+
+static int flow_alloc(net *n)
+{
+    if (n->free_head < 0) {
+        int cap = n->nf_cap ? n->nf_cap * 2 : 256;
+        flow *f = realloc(n->f, sizeof *f * (size_t)cap);
+        int *a = realloc(n->active, sizeof(int) * (size_t)cap);
+        if (!f || !a) {
+            /* keep whichever grew; the old size stays valid */
+            if (f)
+                n->f = f;
+            if (a)
+                n->active = a;
+            return -1;
+        }
+        n->f = f;
+        n->active = a;
+        for (int i = cap - 1; i >= n->nf_cap; i--) {
+            n->f[i].next_free = n->free_head;
+            n->f[i].live = false;
+            n->free_head = i;
+        }
+        n->nf_cap = cap;
+    }
+    int id = n->free_head;
+    n->free_head = n->f[id].next_free;
+    return id;
+}
+
+static bool link_add(net *n, int link, int id, int *slot)
+{
+    lstate *L = &n->l[link];
+    if (L->nflows == L->cap) {
+        int cap = L->cap ? L->cap * 2 : 4;
+        int *p = realloc(L->flows, sizeof(int) * (size_t)cap);
+        if (!p)
+            return false;
+        L->flows = p;
+        L->cap = cap;
+    }
+    if (L->nflows == 0) {
+        L->busy_since = engine_now(n->eng);
+        L->active_idx = n->nalinks;
+        n->alinks[n->nalinks++] = link;
+    }
+    *slot = L->nflows;
+    L->flows[L->nflows++] = id;
+    return true;
+}
+
+static void link_remove(net *n, int link, int slot)
+{
+    lstate *L = &n->l[link];
+    int moved = L->flows[--L->nflows];
+    if (slot != L->nflows) {
+        L->flows[slot] = moved;
+        flow *m = &n->f[moved];
+        for (int k = 0; k < m->hops; k++)
+            if (m->path[k] == link) {
+                m->slot[k] = slot;
+                break;
+            }
+    }
+    if (L->nflows == 0) {
+        L->st.busy_ns += engine_now(n->eng) - L->busy_since;
+        int last = n->alinks[--n->nalinks];
+        n->alinks[L->active_idx] = last;
+        n->l[last].active_idx = L->active_idx;
+        L->active_idx = -1;
+    }
+}
+
+/* ---- max-min solve ------------------------------------------------------- */
+
+/* Progressive filling: the link with the smallest fair share fixes the
+ * rate of its unfixed flows; all links at that same share are settled in
+ * one pass (symmetric patterns such as a ring step settle at once). */
+static void maxmin(net *n)
+{
+    for (int i = 0; i < n->nalinks; i++) {
+        lstate *L = &n->l[n->alinks[i]];
+        L->cap_rem = L->bw;
+        L->unfixed = L->nflows;
+    }
+    for (int i = 0; i < n->nactive; i++)
+        n->f[n->active[i]].fixed = false;
+    int left = n->nactive;
+    while (left > 0) {
+        double smin = INFINITY;
+        for (int i = 0; i < n->nalinks; i++) {
+            const lstate *L = &n->l[n->alinks[i]];
+            if (L->unfixed > 0 && L->cap_rem / L->unfixed < smin)
+                smin = L->cap_rem / L->unfixed;
+        }
+        if (smin < 0)
+            smin = 0;
+        double limit = smin * (1 + 1e-12);
+        for (int i = 0; i < n->nalinks; i++) {
+            lstate *L = &n->l[n->alinks[i]];
+            if (L->unfixed == 0 || L->cap_rem / L->unfixed > limit)
+                continue;
+            for (int j = 0; j < L->nflows; j++) {
+                flow *f = &n->f[L->flows[j]];
+                if (f->fixed)
+                    continue;
+                f->fixed = true;
+                f->new_rate = smin;
+                left--;
+                for (int k = 0; k < f->hops; k++) {
+                    lstate *K = &n->l[f->path[k]];
+                    K->cap_rem -= smin;
+                    K->unfixed--;
+                }
+            }
+        }
+    }
+}
+
+static void check_load(net *n)
+{
+    for (int i = 0; i < n->nalinks; i++) {
+        const lstate *L = &n->l[n->alinks[i]];
+        double sum = 0;
+        for (int j = 0; j < L->nflows; j++)
+            sum += n->f[L->flows[j]].rate;
+        double load = sum / L->bw;
+        if (load > n->max_load)
+            n->max_load = load;
+        /* no link ever carries more than its bandwidth */
+        LLM_ASSERT(load <= 1 + 1e-9);
+    }
+}
+
+static void on_bytes_done(engine *eng, void *ctx, uint64_t arg);
+
+static void solve(engine *eng, void *ctx, uint64_t arg)
+{
+    net *n = ctx;
+    (void)arg;
+    n->solve_pending = false;
+    int64_t now = engine_now(eng);
+    for (int i = 0; i < n->nactive; i++) {
+        flow *f = &n->f[n->active[i]];
+        f->remaining -= f->rate * (double)(now - f->last_ns) * 1e-9;
+        if (f->remaining < 0)
+            f->remaining = 0;
+        f->last_ns = now;
+    }
+    maxmin(n);
+    for (int i = 0; i < n->nactive; i++) {
+        int id = n->active[i];
+        flow *f = &n->f[id];
+        if (f->new_rate == f->rate && f->ev.idx != UINT32_MAX)
+            continue; /* unchanged: its completion stands */
+        f->rate = f->new_rate;
+        engine_cancel(eng, f->ev);
+        int64_t dt = f->rate > 0 ? (int64_t)ceil(f->remaining / f->rate * 1e9)
+                                 : INT64_MAX / 4;
+        f->ev = engine_after(eng, dt, on_bytes_done, n, (uint64_t)id);
+    }
+    check_load(n);
+}
+
+static void want_solve(net *n)
+{
+    if (n->solve_pending)
+        return;
+    n->solve_pending = true;
+    engine_after(n->eng, 0, solve, n, 0);
+}
+
+static void on_bytes_done(engine *eng, void *ctx, uint64_t arg)
+{
+    net *n = ctx;
+    int id = (int)arg;
+    flow *f = &n->f[id];
+    for (int k = 0; k < f->hops; k++) {
+        n->l[f->path[k]].st.bytes += f->bytes;
+        link_remove(n, f->path[k], f->slot[k]);
+    }
+    int last = n->active[--n->nactive];
+    n->active[f->active_idx] = last;
+    n->f[last].active_idx = f->active_idx;
+    n->delivered += f->bytes;
+    f->live = false;
+    engine_after(eng, f->lat_ns, f->fn, f->ctx, f->arg);
+    f->next_free = n->free_head;
+    n->free_head = id;
+    want_solve(n);
+}
+
+int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
+             engine_fn done, void *ctx, uint64_t arg)
+{
+    int path[MAX_HOPS];
+    int hops = topo_route(n->t, src, dst, salt, path, MAX_HOPS);
+    if (hops < 0)
+        return -1;
+    int64_t lat = topo_route_lat(n->t, path, hops);
+    n->started += bytes;
+    if (bytes <= 0 || hops == 0) { /* nothing to share: only latency */
+        n->delivered += bytes;
+        engine_after(n->eng, lat, done, ctx, arg);
+        return 0;
+    }
+    int id = flow_alloc(n);
+    if (id < 0)
+        return -1;
+    flow *f = &n->f[id];
+    f->hops = hops;
+    memcpy(f->path, path, sizeof(int) * (size_t)hops);
+    for (int k = 0; k < hops; k++)
+        if (!link_add(n, path[k], id, &f->slot[k]))
+            return -1;
+    f->live = true;
+    f->bytes = f->remaining = bytes;
+    f->rate = 0;
+    f->last_ns = engine_now(n->eng);
+    f->lat_ns = lat;
+    f->ev = (engine_ev){UINT32_MAX, 0};
+    f->fn = done;
+    f->ctx = ctx;
+    f->arg = arg;
+    f->active_idx = n->nactive;
+    n->active[n->nactive++] = id;
+    want_solve(n);
+    return id;
+}
