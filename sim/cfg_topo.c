@@ -24,8 +24,9 @@ static int load_fabric(cfgu *c, const config_setting_t *g, topo_fabricspec *f)
 {
     static const char *const keys[] = {"kind", "switch_lat_ns",
                                        "oversubscription", "leaf_ports",
-                                       "sharp"};
-    int kind = 0, lat = 500;
+                                       "sharp", "routing"};
+    static const char *const routings[] = {"dmodk", "ecmp"};
+    int kind = 0, lat = 500, routing = f->ecmp;
     if (cfgu_check_keys(c, g, keys, COUNT(keys)) ||
         cfgu_enum(c, g, "kind", true, fabric_names, COUNT(fabric_names),
                   &kind) ||
@@ -33,8 +34,10 @@ static int load_fabric(cfgu *c, const config_setting_t *g, topo_fabricspec *f)
         cfgu_double(c, g, "oversubscription", false, 0.01, 1000,
                     &f->oversubscription) ||
         cfgu_int(c, g, "leaf_ports", false, 1, 100000, &f->leaf_ports) ||
-        cfgu_bool(c, g, "sharp", false, &f->sharp))
+        cfgu_bool(c, g, "sharp", false, &f->sharp) ||
+        cfgu_enum(c, g, "routing", false, routings, 2, &routing))
         return -1;
+    f->ecmp = routing == 1;
     f->kind = (topo_fabric)kind;
     f->switch_lat_ns = lat;
     return 0;
@@ -198,7 +201,7 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
                                        "p2p",   "fabric"};
     config_setting_t *devs, *links, *nic, *fab;
     s->p2p = true;
-    s->fabric = (topo_fabricspec){FABRIC_RAIL, 500, 1.0, 0, false};
+    s->fabric = (topo_fabricspec){FABRIC_RAIL, 500, 1.0, 0, false, false};
     if (cfgu_check_keys(c, r, keys, COUNT(keys)) ||
         cfgu_str(c, r, "name", false, s->name, sizeof s->name) ||
         cfgu_str(c, r, "display", false, s->display, sizeof s->display) ||

@@ -9,6 +9,7 @@
 #include "err.h"
 #include "gpu.h"
 #include "model.h"
+#include "topo.h"
 
 #define LLMSIM_VERSION "0.1.0"
 
@@ -22,7 +23,8 @@ typedef struct cmd_def {
     int (*run)(int argc, char **argv, llm_err *e);
 } cmd_def;
 
-extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def;
+extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,
+    cmd_topo_def;
 
 /* Directory holding topologies/ and models/: $LLMSIM_DATA, else the
  * executable's directory (a source tree), else <prefix>/share/llmsim. */
@@ -35,6 +37,12 @@ int cmd_load_model(const char *arg, model_spec *m, llm_err *e);
 /* NAME from the catalog, or a path to a file in gpus.cfg format whose
  * first entry is used (it is appended to the catalog). */
 const gpu_spec *cmd_find_gpu(gpu_catalog *c, const char *arg, llm_err *e);
+
+/* NAME -> <datadir>/topologies/NAME.cfg, or a path.  nodes > 0 overrides
+ * the node count (a node file then becomes that many nodes on its default
+ * fabric).  GPU models are looked up in the catalog. */
+topo *cmd_load_topo(const char *arg, int nodes, gpu_catalog *cat,
+                    llm_err *e);
 
 /* Dumps `j` (stolen) to stdout, indented, keys in insertion order. */
 void cmd_print_json(json_t *j);

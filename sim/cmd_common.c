@@ -177,3 +177,41 @@ int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
     return err_set(e, "%s: unknown option \"%s\"; see `llmsim help %s`", cmd,
                    arg, cmd);
 }
+
+topo *cmd_load_topo(const char *arg, int nodes, gpu_catalog *cat, llm_err *e)
+{
+    char path[PATH_MAX + 64];
+    if (is_path(arg))
+        snprintf(path, sizeof path, "%s", arg);
+    else
+        snprintf(path, sizeof path, "%s/topologies/%s.cfg", cmd_datadir(),
+                 arg);
+    if (!is_path(arg) && access(path, R_OK) != 0) {
+        err_set(e, "--cluster: unknown topology \"%s\" (expected a name "
+                   "from %s/topologies/ or a path)", arg, cmd_datadir());
+        return NULL;
+    }
+    topo_nodespec spec;
+    topo_fabricspec fabric;
+    int n = 1;
+    if (cfg_load_topology(path, cmd_datadir(), &spec, &n, &fabric, e))
+        return NULL;
+    if (nodes > 0)
+        n = nodes;
+    const gpu_spec *g = NULL;
+    for (int i = 0; i < spec.ndev; i++)
+        if (spec.dev[i].kind == DEV_GPU) {
+            g = cmd_find_gpu(cat, spec.dev[i].model, e);
+            if (!g) {
+                char m[1200];
+                snprintf(m, sizeof m, "%s: devices: %s", spec.path, e->msg);
+                err_set(e, "%s", m);
+                return NULL;
+            }
+        }
+    char why[512];
+    topo *t = topo_build(&spec, g, n, &fabric, why, sizeof why);
+    if (!t)
+        err_set(e, "%s: %s", spec.path, why);
+    return t;
+}

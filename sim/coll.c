@@ -41,6 +41,7 @@ typedef struct phase {
     int ne, cap, steps, K;
     double bytes;
     coll_hw hw;
+    int64_t lat_ns; /* longest route latency of its edges */
 } phase;
 
 #define MAX_PHASES 4
@@ -87,21 +88,33 @@ static int node_of(const topo *t, int rank)
     return t->dev[t->gpu_dev[rank]].node;
 }
 
-/* The NCCL hardware class of a phase: network if an edge leaves a node,
- * NVLink if GPU-to-GPU routes start on NVLink, PCI otherwise. */
-static coll_hw phase_hw(topo *t, const phase *p)
+/* The NCCL hardware class of a phase (network if an edge leaves a node,
+ * NVLink if GPU-to-GPU routes start on NVLink, PCI otherwise) and its
+ * longest route latency. */
+static void phase_hw(topo *t, phase *p)
 {
-    bool nvlink = false;
+    bool nvlink = false, crosses = false;
+    p->lat_ns = 0;
     for (int i = 0; i < p->ne; i++) {
         const topo_dev *a = &t->dev[p->e[i].src], *b = &t->dev[p->e[i].dst];
-        if (a->node != b->node)
-            return HW_NET;
+        crosses |= a->node != b->node;
         int links[32];
         int h = topo_route(t, p->e[i].src, p->e[i].dst, 0, links, 32);
         if (h > 0 && t->link[links[0]].kind == LINK_NVLINK)
             nvlink = true;
+        int64_t lat = h > 0 ? topo_route_lat(t, links, h) : 0;
+        if (lat > p->lat_ns)
+            p->lat_ns = lat;
     }
-    return nvlink ? HW_NVLINK : HW_PCI;
+    p->hw = crosses ? HW_NET : nvlink ? HW_NVLINK : HW_PCI;
+}
+
+/* NCCL's per-step hardware latency already contains the wire's, which the
+ * flows add at their end: wait only for the rest. */
+static int64_t step_delay(const run *r, const phase *p)
+{
+    int64_t a = llround(r->cal->hw_lat_us[p->hw][r->algo][r->proto] * 1e3);
+    return a > p->lat_ns ? a - p->lat_ns : 0;
 }
 
 /* ---- building the phases of each algorithm -------------------------------- */
@@ -409,7 +422,7 @@ static bool build(run *r, const coll_req *q)
         }
     }
     for (int i = 0; ok && i < r->nph; i++)
-        r->ph[i].hw = phase_hw(r->t, &r->ph[i]);
+        phase_hw(r->t, &r->ph[i]);
     free(sorted);
     free(start);
     return ok;
@@ -439,9 +452,7 @@ static void flow_done(engine *eng, void *ctx, uint64_t arg)
         done(eng, dctx, darg);
         return;
     }
-    p = &r->ph[r->cur];
-    double a = r->cal->hw_lat_us[p->hw][r->algo][r->proto];
-    engine_after(eng, (int64_t)llround(a * 1e3), launch_step, r, 0);
+    engine_after(eng, step_delay(r, &r->ph[r->cur]), launch_step, r, 0);
 }
 
 static void launch_step(engine *eng, void *ctx, uint64_t arg)
@@ -489,10 +500,9 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
                        coll_algo_names[q->algo], q->n);
     }
     /* the first step's latency, plus the collective's launch */
-    const phase *p = &r->ph[0];
-    double a = cal->base_lat_us[r->algo][r->proto] +
-               cal->hw_lat_us[p->hw][r->algo][r->proto];
-    engine_after(net_engine(n), (int64_t)llround(a * 1e3), launch_step, r, 0);
+    int64_t base = llround(cal->base_lat_us[r->algo][r->proto] * 1e3);
+    engine_after(net_engine(n), base + step_delay(r, &r->ph[0]), launch_step,
+                 r, 0);
     return 0;
 }
 
@@ -549,7 +559,6 @@ static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
     out->time_s = engine_now(eng) * 1e-9;
     out->algo = q->algo;
     out->proto = q->proto;
-    out->flows = 0;
     net_destroy(n);
     engine_destroy(eng);
     return rc;
@@ -572,9 +581,6 @@ int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
             c.proto = (coll_proto)p;
             if (q->proto == PROTO_AUTO && a == ALGO_NVLS && p != PROTO_SIMPLE)
                 continue; /* NVLS runs the Simple protocol only */
-            coll_result r;
-            if (simulate(t, cal, &c, &r, e))
-                return -1;
             if (q->proto == PROTO_AUTO) {
                 bool ok = true;
                 for (int h = 0; h < HW_COUNT; h++)
@@ -582,6 +588,9 @@ int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
                 if (!ok)
                     continue;
             }
+            coll_result r;
+            if (simulate(t, cal, &c, &r, e))
+                return -1;
             if (!found || r.time_s < out->time_s) {
                 *out = r;
                 found = true;

@@ -75,8 +75,6 @@ typedef struct coll_result {
     double time_s;
     coll_algo algo;
     coll_proto proto;
-    int steps;
-    int64_t flows;
 } coll_result;
 
 extern const char *const coll_op_names[COLL_OP_COUNT];

@@ -10,6 +10,7 @@ static const cmd_def *const commands[] = {
     &cmd_gpus_def,
     &cmd_model_def,
     &cmd_memory_def,
+    &cmd_topo_def,
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

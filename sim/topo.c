@@ -323,6 +323,7 @@ topo *topo_build(const topo_nodespec *spec, const gpu_spec *gpu, int nodes,
     }
     topo *t = &full->pub;
     t->spec = *spec;
+    t->fabric = *fabric;
     t->gpu = gpu;
     t->nodes = nodes;
     snprintf(t->name, sizeof t->name, "%s x %d", spec->name, nodes);
@@ -458,20 +459,27 @@ static int route_local(topo *t, int node, int src, int dst, uint32_t salt,
     return n;
 }
 
+/* The closest device of a kind; among equally close ones, the i-th for the
+ * i-th device of the caller's kind, so GPUs that share a PCIe switch with
+ * two NICs get one each (rail affinity). */
 static int nearest_local(topo *t, int local, topo_dev_kind kind)
 {
     struct topo_priv *p = priv(t);
-    int best = -1, best_d = 1 << 30;
+    int best_d = 1 << 30, cand[64], nc = 0;
     for (int c = 0; c < p->D; c++) {
         if (t->dev[c].kind != kind)
             continue;
         const int *dist = local_dist(t, c);
-        if (dist && dist[local] >= 0 && dist[local] < best_d) {
+        if (!dist || dist[local] < 0 || dist[local] > best_d)
+            continue;
+        if (dist[local] < best_d) {
             best_d = dist[local];
-            best = c;
+            nc = 0;
         }
+        if (nc < 64)
+            cand[nc++] = c;
     }
-    return best;
+    return nc ? cand[t->dev[local].local % nc] : -1;
 }
 
 int topo_nearest(topo *t, int dev, topo_dev_kind kind)
@@ -568,8 +576,9 @@ int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max)
     if (la != lb) {
         if (F->nspine == 0)
             return -1;
-        int s = (int)(hash3((uint32_t)src, (uint32_t)dst, salt) %
-                      (uint32_t)F->nspine);
+        uint32_t key = t->fabric.ecmp ? hash3((uint32_t)src, (uint32_t)dst, salt)
+                                      : (uint32_t)ib;
+        int s = (int)(key % (uint32_t)F->nspine);
         links[n++] = F->leaf_up[la * F->nspine + s];
         links[n++] = F->leaf_down[lb * F->nspine + s];
     }

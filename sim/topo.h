@@ -79,6 +79,9 @@ typedef struct topo_fabricspec {
     double oversubscription;
     int leaf_ports; /* fat tree: NIC ports per leaf */
     bool sharp;
+    /* spine choice: by destination port (InfiniBand subnet managers'
+     * d-mod-k fat-tree routing, the default) or by a flow hash (ECMP) */
+    bool ecmp;
 } topo_fabricspec;
 
 /* A node type: what a node file holds. */
@@ -97,6 +100,7 @@ typedef struct topo_nodespec {
 typedef struct topo {
     char name[96];
     topo_nodespec spec;
+    topo_fabricspec fabric;
     const gpu_spec *gpu; /* every GPU is of this model */
     int nodes, gpus_per_node;
     topo_dev *dev;

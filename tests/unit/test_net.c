@@ -30,7 +30,7 @@ static topo *build(topo_nodespec *s, int nodes, topo_fabric f)
     char why[256];
     s->p2p = true;
     s->gpudirect = true;
-    topo_fabricspec fab = {f, 0, 1.0, 0, false};
+    topo_fabricspec fab = {f, 0, 1.0, 0, false, false};
     topo *t = topo_build(s, &test_gpu, nodes, &fab, why, sizeof why);
     if (!t)
         print_error("%s\n", why);
