@@ -8,6 +8,7 @@
 #include "err.h"
 #include "gpu.h"
 #include "model.h"
+#include "coll.h"
 #include "topo.h"
 
 /* Loads topologies/gpus.cfg (or any file in that format). */
@@ -27,5 +28,10 @@ int cfg_load_hf_json(const char *path, model_spec *out, llm_err *e);
 int cfg_load_topology(const char *path, const char *datadir,
                       topo_nodespec *spec, int *nodes,
                       topo_fabricspec *fabric, llm_err *e);
+
+/* Collective calibration for a topology: <datadir>/calib/nccl-protocol.tsv
+ * and <datadir>/calib/links.tsv. */
+int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
+                        llm_err *e);
 
 #endif

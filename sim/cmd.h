@@ -24,7 +24,7 @@ typedef struct cmd_def {
 } cmd_def;
 
 extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,
-    cmd_topo_def;
+    cmd_topo_def, cmd_collective_def;
 
 /* Directory holding topologies/ and models/: $LLMSIM_DATA, else the
  * executable's directory (a source tree), else <prefix>/share/llmsim. */
@@ -40,8 +40,9 @@ const gpu_spec *cmd_find_gpu(gpu_catalog *c, const char *arg, llm_err *e);
 
 /* NAME -> <datadir>/topologies/NAME.cfg, or a path.  nodes > 0 overrides
  * the node count (a node file then becomes that many nodes on its default
- * fabric).  GPU models are looked up in the catalog. */
-topo *cmd_load_topo(const char *arg, int nodes, gpu_catalog *cat,
+ * fabric).  p2p >= 0 overrides GPU peer-to-peer (0 off, 1 on).  GPU
+ * models are looked up in the catalog. */
+topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
                     llm_err *e);
 
 /* Dumps `j` (stolen) to stdout, indented, keys in insertion order. */

@@ -178,7 +178,8 @@ int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
                    arg, cmd);
 }
 
-topo *cmd_load_topo(const char *arg, int nodes, gpu_catalog *cat, llm_err *e)
+topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
+                    llm_err *e)
 {
     char path[PATH_MAX + 64];
     if (is_path(arg))
@@ -198,6 +199,8 @@ topo *cmd_load_topo(const char *arg, int nodes, gpu_catalog *cat, llm_err *e)
         return NULL;
     if (nodes > 0)
         n = nodes;
+    if (p2p >= 0)
+        spec.p2p = p2p;
     const gpu_spec *g = NULL;
     for (int i = 0; i < spec.ndev; i++)
         if (spec.dev[i].kind == DEV_GPU) {

@@ -216,7 +216,7 @@ static int run(int argc, char **argv, llm_err *e)
     gpu_catalog cat;
     if (cmd_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
-    topo *t = cmd_load_topo(name, (int)nodes, &cat, e);
+    topo *t = cmd_load_topo(name, (int)nodes, -1, &cat, e);
     if (!t) {
         gpu_catalog_free(&cat);
         return EXIT_BAD_INPUT;

@@ -251,9 +251,13 @@ static bool build_tree(run *r, const coll_req *q, const int *sorted,
 {
     phase *p = &r->ph[r->nph++];
     topo *t = r->t;
-    int K = (int)ceil(q->bytes / 2 / r->cal->chunk_bytes);
+    int ch = channels(t, nn);
+    /* each channel runs both trees with its own heads (rotated chains), so
+     * the inter-node edges of different channels use different NICs */
+    double share = q->bytes / 2 / ch;
+    int K = (int)ceil(share / r->cal->chunk_bytes);
     p->K = K < 1 ? 1 : K;
-    p->bytes = wire(r, q->bytes / 2 / p->K);
+    p->bytes = wire(r, share / p->K);
     int H = 0;
     for (int j = 0; j < nn; j++) {
         int dj = 0, g = start[j + 1] - start[j];
@@ -262,29 +266,31 @@ static bool build_tree(run *r, const coll_req *q, const int *sorted,
         if (dj + g - 1 > H)
             H = dj + g - 1;
     }
-    for (int tree = 0; tree < 2; tree++)
-        for (int j = 0; j < nn; j++) {
-            int k = tree ? nn - 1 - j : j; /* node at tree position j */
-            int g = start[k + 1] - start[k], dj = 0;
-            for (int x = j; x > 0; x = (x - 1) / 2)
-                dj++;
-            for (int i = 1; i < g; i++) { /* member i hangs off i - 1 */
-                int v = t->gpu_dev[sorted[start[k] + i]];
-                int u = t->gpu_dev[sorted[start[k] + i - 1]];
-                int d = dj + i;
-                if (!add_edge(p, v, u, H - d) ||
-                    !add_edge(p, u, v, H + d - 1))
+    for (int c = 0; c < ch; c++)
+        for (int tree = 0; tree < 2; tree++)
+            for (int j = 0; j < nn; j++) {
+                int k = tree ? nn - 1 - j : j; /* node at tree position j */
+                int g = start[k + 1] - start[k], dj = 0;
+                for (int x = j; x > 0; x = (x - 1) / 2)
+                    dj++;
+#define MEMBER(node, i)                                                     \
+    t->gpu_dev[sorted[start[node] + ((i) + c) % (start[(node) + 1] - start[node])]]
+                for (int i = 1; i < g; i++) { /* member i hangs off i - 1 */
+                    int v = MEMBER(k, i), u = MEMBER(k, i - 1);
+                    int d = dj + i;
+                    if (!add_edge(p, v, u, H - d) ||
+                        !add_edge(p, u, v, H + d - 1))
+                        return false;
+                }
+                if (j == 0)
+                    continue;
+                int pk = tree ? nn - 1 - (j - 1) / 2 : (j - 1) / 2;
+                int head = MEMBER(k, 0), phead = MEMBER(pk, 0);
+#undef MEMBER
+                if (!add_edge(p, head, phead, H - dj) ||
+                    !add_edge(p, phead, head, H + dj - 1))
                     return false;
             }
-            if (j == 0)
-                continue;
-            int pk = tree ? nn - 1 - (j - 1) / 2 : (j - 1) / 2;
-            int head = t->gpu_dev[sorted[start[k]]];
-            int phead = t->gpu_dev[sorted[start[pk]]];
-            if (!add_edge(p, head, phead, H - dj) ||
-                !add_edge(p, phead, head, H + dj - 1))
-                return false;
-        }
     p->steps = 2 * H - 1 + p->K;
     return true;
 }
@@ -329,10 +335,12 @@ static bool build_nvls(run *r, const coll_req *q)
     int sw = topo_nearest(t, t->gpu_dev[q->ranks[0]], DEV_NVSWITCH);
     if (sw < 0)
         return false;
-    /* each GPU pushes its buffer into the switch, which multicasts the
-     * reduced result back; the switch's reduction rate is nvls_eff */
+    /* multimem.ld_reduce reads every GPU's whole buffer through the switch
+     * and multimem.st multicasts each reduced shard back: per GPU, S + S/n
+     * leave and S + S/n arrive (hence nccl-tests' (n-1)/(n+1) in-network
+     * factor); the switch's reduction runs at nvls_eff of the link */
     p->steps = 1;
-    p->bytes = wire(r, q->bytes) / r->cal->nvls_eff;
+    p->bytes = wire(r, q->bytes) * (q->n + 1) / q->n / r->cal->nvls_eff;
     for (int i = 0; i < q->n; i++) {
         int g = t->gpu_dev[q->ranks[i]];
         if (!add_edge(p, g, sw, 0) || !add_edge(p, sw, g, 0))

@@ -59,6 +59,7 @@ typedef struct coll_calib {
     double link_eff[LINK_KIND_COUNT];     /* achievable fraction of a link */
     double nvls_eff;                      /* NVLS switch reduction rate */
     double chunk_bytes;                   /* pipelining unit (chain, tree) */
+    double steps;                         /* NCCL_STEPS (buffer slots) */
     char source[512];
 } coll_calib;
 

@@ -11,6 +11,7 @@ static const cmd_def *const commands[] = {
     &cmd_model_def,
     &cmd_memory_def,
     &cmd_topo_def,
+    &cmd_collective_def,
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

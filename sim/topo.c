@@ -442,11 +442,21 @@ static int route_local(topo *t, int node, int src, int dst, uint32_t salt,
     int n = 0, v = src;
     while (v != dst) {
         const topo_dev *d = &t->dev[v];
+        /* among next hops one step closer, the widest links (NVLink
+         * before PCIe, as NCCL's path search prefers), then a hash */
         int cand[64], nc = 0;
-        for (int k = 0; k < d->n_out && nc < 64; k++) {
+        double best_bw = 0;
+        for (int k = 0; k < d->n_out; k++) {
             int l = t->out_links[d->first_out + k];
             int u = t->link[l].dst;
-            if (u < p->D && dist[u] == dist[v] - 1)
+            if (u >= p->D || dist[u] != dist[v] - 1 ||
+                t->link[l].bw_Bps < best_bw)
+                continue;
+            if (t->link[l].bw_Bps > best_bw) {
+                best_bw = t->link[l].bw_Bps;
+                nc = 0;
+            }
+            if (nc < 64)
                 cand[nc++] = l;
         }
         if (nc == 0 || n >= max)
@@ -550,6 +560,39 @@ static int to_nic(topo *t, int dev, int nic, uint32_t salt, int *links, int n,
     return n < 0 ? -1 : append_local(t, cpu, dev, salt, links, n, max);
 }
 
+/* NIC number `local` of node `node`. */
+static int rail_nic(topo *t, int node, int local)
+{
+    struct topo_priv *p = priv(t);
+    int i = node * t->nics_per_node + local;
+    return i < node * t->nics_per_node + t->nics_per_node ? p->nic_dev[i] : -1;
+}
+
+/* From a device to the NIC of the rail the destination uses, so traffic
+ * between nodes stays on one rail (NCCL's rail-aligned channels).  When
+ * that NIC is not the device's own and the node has NVLink, the data goes
+ * over NVLink to the GPU beside that NIC, which posts it (NCCL's PXN);
+ * otherwise it crosses PCIe. */
+static int to_rail(topo *t, int src, int nic, uint32_t salt, int *links,
+                   int max)
+{
+    const topo_dev *d = &t->dev[src];
+    if (d->kind != DEV_GPU || topo_nearest(t, src, DEV_NIC) == nic ||
+        !t->spec.gpudirect)
+        return to_nic(t, src, nic, salt, links, 0, max, true);
+    int base = d->node * t->gpus_per_node;
+    for (int r = base; r < base + t->gpus_per_node; r++) {
+        int proxy = t->gpu_dev[r];
+        if (topo_nearest(t, proxy, DEV_NIC) != nic)
+            continue;
+        int n = route_in_node(t, src, proxy, salt, links, max);
+        if (n > 0 && t->link[links[0]].kind == LINK_NVLINK)
+            return append_local(t, proxy, nic, salt, links, n, max);
+        break;
+    }
+    return to_nic(t, src, nic, salt, links, 0, max, true);
+}
+
 int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max)
 {
     const topo_dev *a = &t->dev[src], *b = &t->dev[dst];
@@ -563,11 +606,11 @@ int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max)
     fabric_info *F = &p->f;
     if (!F->nic_up || t->nodes < 2)
         return -1;
-    int na = a->kind == DEV_NIC ? src : topo_nearest(t, src, DEV_NIC);
     int nb = b->kind == DEV_NIC ? dst : topo_nearest(t, dst, DEV_NIC);
+    int na = nb < 0 ? -1 : rail_nic(t, a->node, t->dev[nb].local);
     if (na < 0 || nb < 0)
         return -1;
-    int n = to_nic(t, src, na, salt, links, 0, max, true);
+    int n = to_rail(t, src, na, salt, links, max);
     if (n < 0 || n + 4 > max)
         return -1;
     int ia = nic_index(t, na), ib = nic_index(t, nb);

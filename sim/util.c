@@ -209,3 +209,28 @@ int util_ends_with(const char *s, const char *suffix)
     size_t ls = strlen(s), lf = strlen(suffix);
     return ls >= lf && strcmp(s + ls - lf, suffix) == 0;
 }
+
+int util_parse_size(const char *opt, const char *s, double *out, llm_err *e)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !isfinite(v) || v < 0)
+        return err_set(e, "%s: \"%s\" is not a size (expected bytes such as "
+                          "8, 1K, 256M, 8G)", opt, s);
+    double mul = 1;
+    switch (*end) {
+    case 'K': case 'k': mul = 1024.0; end++; break;
+    case 'M': case 'm': mul = 1024.0 * 1024; end++; break;
+    case 'G': case 'g': mul = 1024.0 * 1024 * 1024; end++; break;
+    case 'T': case 't': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0')
+        return err_set(e, "%s: \"%s\" is not a size (expected bytes such as "
+                          "8, 1K, 256M, 8G)", opt, s);
+    *out = v * mul;
+    return 0;
+}

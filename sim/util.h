@@ -38,6 +38,9 @@ int util_parse_int(const char *opt, const char *s, long lo, long hi,
 int util_parse_double(const char *opt, const char *s, double lo, double hi,
                       double *out, llm_err *e);
 
+/* A byte size as nccl-tests writes it: 8, 1K, 256M, 8G (powers of 1024). */
+int util_parse_size(const char *opt, const char *s, double *out, llm_err *e);
+
 /* Writing output files: open a temporary sibling, then rename into place,
  * so a failed run never leaves a partial file. */
 typedef struct util_outfile {
