@@ -32,7 +32,7 @@ TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(BUILD)/llmsim)
 
-.PHONY: all deps demo test unit cli asan valgrind install clean bench
+.PHONY: all deps demo test unit cli asan valgrind install clean bench validate
 
 all: $(BIN)
 
@@ -91,6 +91,11 @@ $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libllmsim.a
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	@./$(BUILD)/bench
+
+# Predicted against published measurements, every case with its error.
+validate: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/validate.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/llmsim/topologies \

@@ -253,14 +253,17 @@ int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
         return 0;
     }
     static const char *const keys[] = {"name", "display", "source", "node",
-                                       "nodes", "fabric"};
+                                       "nodes", "fabric", "p2p"};
     char node[64], name[64] = "", display[128] = "";
+    bool p2p = false;
+    bool has_p2p = config_setting_get_member(r, "p2p") != NULL;
     config_setting_t *fab;
     if (cfgu_check_keys(&c, r, keys, COUNT(keys)) ||
         cfgu_str(&c, r, "name", false, name, sizeof name) ||
         cfgu_str(&c, r, "display", false, display, sizeof display) ||
         cfgu_str(&c, r, "node", true, node, sizeof node) ||
         cfgu_int(&c, r, "nodes", true, 1, 1000000, nodes) ||
+        cfgu_bool(&c, r, "p2p", false, &p2p) ||
         cfgu_group(&c, r, "fabric", &fab))
         goto out;
     char np[PATH_MAX];
@@ -270,6 +273,8 @@ int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
     *fabric = s->fabric;
     if (fab && load_fabric(&c, fab, fabric))
         goto out;
+    if (has_p2p)
+        s->p2p = p2p;
     if (name[0])
         snprintf(s->name, sizeof s->name, "%s", name);
     if (display[0])

@@ -25,13 +25,15 @@ static const char usage[] =
     "  --nodes N  join N copies of a node type on its default fabric\n"
     "  --p2p      override GPU peer-to-peer (e.g. a patched GeForce driver)\n"
     "  -b, -e     sizes in bytes: 8, 1K, 1M, 8G (default 8 .. 8G); -f 2\n"
-    "  --csv      size_bytes,count,type,redop,time_us,algbw_GBps,busbw_GBps\n\n"
+    "  --csv      size_bytes,count,type,redop,time_us,algbw_GBps,busbw_GBps\n"
+    "  --full     simulate every ring step (by default, on the idle network,\n"
+    "             identical steps after the second are skipped: same result)\n\n"
     "Sizes are nccl-tests' \"size\": the whole buffer; for reduce_scatter and\n"
     "all_gather the whole array (count x 4 x n).  Type float, redop sum.\n";
 
 typedef struct copts {
     const char *cluster;
-    int op, algo, proto, csv, json, p2p;
+    int op, algo, proto, csv, json, p2p, full;
     long gpus, nodes;
     double b, e, f;
 } copts;
@@ -65,6 +67,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         {"p2p", required_argument, 0, 'P'},
         {"csv", no_argument, 0, 'C'},
         {"json", no_argument, 0, 'J'},
+        {"full", no_argument, 0, 'F'},
         {0, 0, 0, 0},
     };
     static const char *const onoff[] = {"off", "on"};
@@ -86,6 +89,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         case 'P': rc = pick("--p2p", optarg, onoff, 2, &o->p2p, e); break;
         case 'C': o->csv = 1; break;
         case 'J': o->json = 1; break;
+        case 'F': o->full = 1; break;
         case ':': return err_set(e, "option %s needs a value", argv[optind - 1]);
         default: return cmd_bad_option("collective", argv[optind - 1], opts, e);
         }
@@ -149,8 +153,9 @@ static int sweep(const copts *o, topo *t, const coll_calib *cal, llm_err *e)
         double bytes = count_of(o, s, n) * 4 *
                        (o->op == COLL_ALL_GATHER || o->op == COLL_REDUCE_SCATTER
                             ? n : 1);
-        coll_req q = {(coll_op)o->op, (coll_algo)o->algo, (coll_proto)o->proto,
-                      ranks, n, bytes};
+        coll_req q = {.op = (coll_op)o->op, .algo = (coll_algo)o->algo,
+                      .proto = (coll_proto)o->proto, .ranks = ranks, .n = n,
+                      .bytes = bytes, .full = o->full};
         coll_result r;
         if (coll_time_alone(t, cal, &q, &r, e)) {
             json_decref(rows);

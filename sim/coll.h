@@ -70,6 +70,8 @@ typedef struct coll_req {
     const int *ranks; /* GPU ranks of the topology, in communicator order */
     int n;
     double bytes; /* nccl-tests "size": whole buffer (RS/AG: whole array) */
+    bool fast;    /* set by coll_time_alone: skip identical ring steps */
+    bool full;    /* coll_time_alone: simulate every step anyway */
 } coll_req;
 
 typedef struct coll_result {

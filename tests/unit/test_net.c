@@ -182,7 +182,9 @@ static void test_ring_allreduce_closed_form(void **state)
         for (int i = 0; i < n; i++)
             ranks[i] = i;
         double S = n * 1e6; /* S/(nB) = 1 ms exactly */
-        coll_req q = {COLL_ALL_REDUCE, ALGO_RING, PROTO_SIMPLE, ranks, n, S};
+        coll_req q = {.op = COLL_ALL_REDUCE, .algo = ALGO_RING,
+                      .proto = PROTO_SIMPLE, .ranks = ranks, .n = n,
+                      .bytes = S, .full = true};
         coll_result r;
         llm_err e;
         assert_int_equal(coll_time_alone(t, &cal, &q, &r, &e), 0);
@@ -205,7 +207,8 @@ static void test_broadcast_pipeline(void **state)
     coll_calib cal = ideal_calib(0);
     cal.chunk_bytes = 1e6;
     int ranks[4] = {0, 1, 2, 3};
-    coll_req q = {COLL_BROADCAST, ALGO_RING, PROTO_SIMPLE, ranks, 4, 8e6};
+    coll_req q = {.op = COLL_BROADCAST, .algo = ALGO_RING,
+                  .proto = PROTO_SIMPLE, .ranks = ranks, .n = 4, .bytes = 8e6};
     coll_result r;
     llm_err e;
     assert_int_equal(coll_time_alone(t, &cal, &q, &r, &e), 0);
@@ -229,7 +232,8 @@ static void test_concurrent_allreduce_share_nic(void **state)
     topo *t = build(&s, 2, FABRIC_SINGLE);
     coll_calib cal = ideal_calib(1.0);
     int a[2] = {0, 2}, b[2] = {1, 3};
-    coll_req qa = {COLL_ALL_REDUCE, ALGO_RING, PROTO_SIMPLE, a, 2, 1e9};
+    coll_req qa = {.op = COLL_ALL_REDUCE, .algo = ALGO_RING,
+                   .proto = PROTO_SIMPLE, .ranks = a, .n = 2, .bytes = 1e9};
     coll_req qb = qa;
     qb.ranks = b;
     coll_result alone;

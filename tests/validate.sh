@@ -1,0 +1,61 @@
+#!/bin/sh
+# make validate: every published measurement in tests/validation/*.tsv,
+# simulated, with its error.  Prints a table and writes
+# validation-report.tsv (suite, case, metric, measured, predicted,
+# error_pct, source).  Nothing is tuned here: a case that is far off shows
+# as far off.
+L=${LLMSIM:-./llmsim}
+out=${REPORT:-validation-report.tsv}
+tmp=$(mktemp "$out.tmp.XXXXXX") || exit 1
+trap 'rm -f "$tmp"' EXIT
+printf 'suite\tcase\tmetric\tmeasured\tpredicted\terror_pct\tsource\n' >"$tmp"
+
+collectives() {
+    f=tests/validation/collectives.tsv
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite cluster gpus nodes op algo size metric measured unit source notes; do
+        [ -n "$id" ] || continue
+        set -- --cluster "$cluster" --gpus "$gpus" --op "$op" --algo "$algo" \
+            -b "$size" -e "$size" --csv
+        [ "$nodes" -gt 1 ] && set -- "$@" --nodes "$nodes"
+        row=$($L collective "$@" 2>&1 | tail -n 1)
+        case "$metric" in
+        busbw) pred=$(echo "$row" | cut -d, -f7) ;;
+        time_us) pred=$(echo "$row" | cut -d, -f5) ;;
+        *) pred="" ;;
+        esac
+        if [ -z "$pred" ] || ! echo "$pred" | grep -Eq '^[0-9.]+$'; then
+            echo "validate: $id: llmsim failed: $row" >&2
+            pred=nan
+        fi
+        awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
+            -v p="$pred" -v src="$source" 'BEGIN {
+                e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
+                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+    done
+}
+
+collectives
+mv "$tmp" "$out"
+trap - EXIT
+
+# table and summary
+awk -F'\t' 'NR > 1 {
+    printf "%-12s %-6s %-8s %12s %12s %8s%%\n", $1, $2, $3, $4, $5, $6
+    if ($6 == "nan") { bad++; next }
+    e = $6 < 0 ? -$6 : $6
+    n[$1]++; errs[$1, n[$1]] = e
+    if (e > mx[$1]) { mx[$1] = e; worst[$1] = $2 }
+}
+NR == 1 { printf "%-12s %-6s %-8s %12s %12s %9s\n", "suite", "case", "metric", "measured", "predicted", "error" }
+END {
+    for (s in n) {
+        # median by insertion sort (small n)
+        k = n[s]
+        for (i = 1; i <= k; i++) v[i] = errs[s, i]
+        for (i = 2; i <= k; i++) { x = v[i]; j = i - 1; while (j > 0 && v[j] > x) { v[j + 1] = v[j]; j-- }; v[j + 1] = x }
+        med = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+        printf "\n%s: %d cases, median |error| %.1f%%, worst %.1f%% (%s)\n", s, k, med, mx[s], worst[s]
+    }
+    if (bad) printf "%d cases could not be simulated\n", bad
+}' "$out"
+echo "report: $out"
