@@ -207,7 +207,8 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
         cfgu_str(c, r, "display", false, s->display, sizeof s->display) ||
         cfgu_str(c, r, "source", true, s->source, sizeof s->source) ||
         list_member(c, r, "devices", &devs) || load_devices(c, devs, s) ||
-        list_member(c, r, "links", &links) || load_links(c, links, s) ||
+        list_member(c, r, "links", &links) ||
+        (s->links_line = cfgu_line(links), load_links(c, links, s)) ||
         cfgu_bool(c, r, "p2p", false, &s->p2p) ||
         cfgu_group(c, r, "nic", &nic) || cfgu_group(c, r, "fabric", &fab) ||
         (nic && load_nic(c, nic, s)) || (fab && load_fabric(c, fab, &s->fabric)))

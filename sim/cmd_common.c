@@ -215,6 +215,6 @@ topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
     char why[512];
     topo *t = topo_build(&spec, g, n, &fabric, why, sizeof why);
     if (!t)
-        err_set(e, "%s: %s", spec.path, why);
+        err_set(e, "%s:%d: links: %s", spec.path, spec.links_line, why);
     return t;
 }

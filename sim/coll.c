@@ -40,6 +40,7 @@ typedef struct phase {
     edge *e;
     int ne, cap, steps, K;
     double bytes;
+    double max_Bps; /* per-flow limit (tree kernels), 0 = none */
     coll_hw hw;
     int64_t lat_ns; /* longest route latency of its edges */
 } phase;
@@ -298,6 +299,13 @@ static bool build_tree(run *r, const coll_req *q, const int *sorted,
                     return false;
             }
     p->steps = 2 * H - 1 + p->K;
+    /* A tree channel is one CTA reducing and forwarding: NCCL's model caps
+     * its bus bandwidth at perChMaxTreeBw x 0.92 per channel, and counts
+     * tree algorithm bandwidth as half the bus bandwidth; each channel
+     * moves its data over two trees, up and down, so each edge's flow may
+     * run at most at a quarter of that. */
+    int scale = nn <= 1 ? 0 : nn == 2 ? 1 : 2;
+    p->max_Bps = r->cal->tree_ch_Bps[scale] * r->cal->tree_factor / 4;
     return true;
 }
 
@@ -511,8 +519,8 @@ static void launch_step(engine *eng, void *ctx, uint64_t arg)
             continue;
         r->outstanding++;
         started++;
-        if (net_flow(r->n, p->e[i].src, p->e[i].dst, p->bytes,
-                     (uint32_t)i, flow_done, r, 0) < 0) {
+        if (net_flow_capped(r->n, p->e[i].src, p->e[i].dst, p->bytes,
+                            (uint32_t)i, p->max_Bps, flow_done, r, 0) < 0) {
             r->failed = true;
             r->outstanding--;
         }

@@ -60,6 +60,10 @@ typedef struct coll_calib {
     double nvls_eff;                      /* NVLS switch reduction rate */
     double chunk_bytes;                   /* pipelining unit (chain, tree) */
     double steps;                         /* NCCL_STEPS (buffer slots) */
+    /* NCCL's per-channel tree throughput (perChMaxTreeBws, bus bandwidth)
+     * by node-count scale 1, 2, 3+ nodes, and the tree factor 0.92 */
+    double tree_ch_Bps[3];
+    double tree_factor;
     char source[512];
 } coll_calib;
 

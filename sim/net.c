@@ -11,7 +11,7 @@ typedef struct flow {
     int slot[MAX_HOPS]; /* index of this flow in each link's flow list */
     int hops;
     bool live, fixed;
-    double bytes, remaining, rate, new_rate;
+    double bytes, remaining, rate, new_rate, max_rate;
     int64_t last_ns, lat_ns;
     engine_ev ev;
     engine_fn fn;
@@ -40,6 +40,7 @@ struct net {
     int *active, nactive;       /* live flows */
     int *alinks, nalinks;       /* links with flows */
     bool solve_pending;
+    int ncapped; /* live flows with their own rate limit */
     double started, delivered, max_load;
 };
 
@@ -196,9 +197,27 @@ static void maxmin(net *n)
             if (L->unfixed > 0 && L->cap_rem / L->unfixed < smin)
                 smin = L->cap_rem / L->unfixed;
         }
+        if (n->ncapped > 0) /* a flow's own limit acts as a private link */
+            for (int i = 0; i < n->nactive; i++) {
+                const flow *f = &n->f[n->active[i]];
+                if (!f->fixed && f->max_rate > 0 && f->max_rate < smin)
+                    smin = f->max_rate;
+            }
         if (smin < 0)
             smin = 0;
         double limit = smin * (1 + 1e-12);
+        for (int i = 0; n->ncapped > 0 && i < n->nactive; i++) {
+            flow *f = &n->f[n->active[i]];
+            if (f->fixed || f->max_rate <= 0 || f->max_rate > limit)
+                continue;
+            f->fixed = true;
+            f->new_rate = smin;
+            left--;
+            for (int k = 0; k < f->hops; k++) {
+                n->l[f->path[k]].cap_rem -= smin;
+                n->l[f->path[k]].unfixed--;
+            }
+        }
         for (int i = 0; i < n->nalinks; i++) {
             lstate *L = &n->l[n->alinks[i]];
             if (L->unfixed == 0 || L->cap_rem / L->unfixed > limit)
@@ -286,6 +305,7 @@ static void on_bytes_done(engine *eng, void *ctx, uint64_t arg)
     n->active[f->active_idx] = last;
     n->f[last].active_idx = f->active_idx;
     n->delivered += f->bytes;
+    n->ncapped -= f->max_rate > 0;
     f->live = false;
     engine_after(eng, f->lat_ns, f->fn, f->ctx, f->arg);
     f->next_free = n->free_head;
@@ -295,6 +315,12 @@ static void on_bytes_done(engine *eng, void *ctx, uint64_t arg)
 
 int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
              engine_fn done, void *ctx, uint64_t arg)
+{
+    return net_flow_capped(n, src, dst, bytes, salt, 0, done, ctx, arg);
+}
+
+int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
+                    double max_Bps, engine_fn done, void *ctx, uint64_t arg)
 {
     int path[MAX_HOPS];
     int hops = topo_route(n->t, src, dst, salt, path, MAX_HOPS);
@@ -322,6 +348,8 @@ int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
     f->last_ns = engine_now(n->eng);
     f->lat_ns = lat;
     f->ev = (engine_ev){UINT32_MAX, 0};
+    f->max_rate = max_Bps;
+    n->ncapped += max_Bps > 0;
     f->fn = done;
     f->ctx = ctx;
     f->arg = arg;

@@ -31,6 +31,11 @@ void net_destroy(net *n);
 int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
              engine_fn done, void *ctx, uint64_t arg);
 
+/* As net_flow, with the flow's own rate limited to max_Bps (a kernel's
+ * per-channel throughput, say); 0 = no limit. */
+int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
+                    double max_Bps, engine_fn done, void *ctx, uint64_t arg);
+
 /* Scales every link's bandwidth of a kind (protocol efficiency); call
  * before any flow starts. */
 void net_scale_bw(net *n, topo_link_kind kind, double factor);

@@ -87,6 +87,7 @@ typedef struct topo_fabricspec {
 /* A node type: what a node file holds. */
 typedef struct topo_nodespec {
     char name[64], display[128], source[1024], path[1024];
+    int links_line; /* where the links list starts, for messages */
     topo_devspec dev[TOPO_MAX_SPECS];
     int ndev;
     topo_linkspec link[TOPO_MAX_SPECS * 2];

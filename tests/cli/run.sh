@@ -165,5 +165,45 @@ quiet
 run 1 model-no-arg -- model
 has 'expected one model name'
 
+
+# topologies and collectives (the interconnect issue)
+run 0 topo-h100 -- topo dgx-h100
+has 'per GPU, per direction: NVLink 450\.0 GB/s'
+has 'bisection bandwidth per GPU .*: 450\.0 GB/s'
+run 0 topo-json -- topo dgx-a100 --nodes 2 --json
+has '"bisection_GBps_per_gpu": 25\.0'
+has '"gpus": 16'
+run 0 topo-dot -- topo pcie-8x-a6000-nvlink-pairs --dot "$tmp/t.dot"
+if grep -q '^graph ' "$tmp/t.dot" && grep -q 'color=green4' "$tmp/t.dot"; then ok; else bad "dot file"; fi
+run 0 collective-csv -- collective --cluster dgx-h100 --op all_reduce -b 1M -e 8G --csv
+has '^size_bytes,count,type,redop,time_us,algbw_GBps,busbw_GBps$'
+if [ "$(wc -l <"$tmp/out")" -eq 15 ]; then ok; else bad "expected 14 sizes"; fi
+# busbw grows with size and saturates near the published 478.87 GB/s
+if awk -F, 'NR > 1 { if ($7 + 0 < prev - 0.01) exit 1; prev = $7 } END {
+        if (prev < 431 || prev > 527) exit 1 }' "$tmp/out"; then ok; else
+    bad "busbw not monotone or not within 10% of 478.87"; fi
+run 0 collective-pcie -- collective --cluster pcie-4x-rtx4090 --op all_gather -b 64M -e 64M
+has 'all_gather on pcie-4x-rtx4090'
+run 0 collective-2node -- collective --cluster dgx-a100 --nodes 2 --op all_reduce --algo ring -b 8G -e 8G --json
+has '"algo": "ring"'
+run 1 collective-bad-op -- collective --cluster dgx-h100 --op allreduce
+has 'unknown value "allreduce" \(did you mean "all_reduce"\?\)'
+quiet
+run 1 collective-too-many-gpus -- collective --cluster dgx-h100 --op all_reduce --gpus 16
+has '--gpus 16 but dgx-h100 x 1 has 8 GPUs'
+run 1 collective-bad-size -- collective --cluster dgx-h100 --op all_reduce -b 8X
+has '-b: "8X" is not a size'
+run 1 collective-nvls-on-a100 -- collective --cluster dgx-a100 --op all_reduce --algo nvls -b 1M -e 1M
+has 'no algorithm applies'
+run 1 unknown-topology -- topo dgx-h200
+has 'unknown topology "dgx-h200"'
+for f in dangling-link zero-bandwidth negative-bandwidth unreachable-gpu duplicate-name; do
+    run 1 "topo-$f" -- topo "tests/bad/topo-$f.cfg"
+    has "topo-$f.cfg:[0-9]+: "
+    quiet
+done
+run 1 topo-unreachable-message -- topo tests/bad/topo-unreachable-gpu.cfg
+has 'topo-unreachable-gpu.cfg:8: links: n0.gpu2 cannot reach n0.gpu0'
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -114,6 +114,30 @@ static void test_bottleneck_elsewhere(void **state)
     topo_destroy(t);
 }
 
+/* A flow with its own limit (a kernel's throughput) takes that and leaves
+ * the rest of the link to the other: 0.2 and 0.8 GB/s. */
+static void test_capped_flow(void **state)
+{
+    (void)state;
+    topo *t = star(2, GB);
+    engine *e = engine_create(16);
+    net *n = net_create(e, t);
+    done_log d = {0};
+    int a = net_flow_capped(n, t->gpu_dev[0], t->gpu_dev[1], GB, 0, 0.2 * GB,
+                            on_done, &d, 0);
+    int b = net_flow(n, t->gpu_dev[0], t->gpu_dev[1], GB, 1, on_done, &d, 1);
+    engine_run(e, 1);
+    assert_close(net_flow_rate(n, a), 0.2 * GB, 1e-12);
+    assert_close(net_flow_rate(n, b), 0.8 * GB, 1e-12);
+    engine_run(e, INT64_MAX);
+    /* b ends at 1.25 s; a has 0.75 GB left, still capped: 1.25 + 3.75 */
+    assert_int_equal(d.t[1], 1250000000);
+    assert_int_equal(d.t[0], 5000000000);
+    net_destroy(n);
+    engine_destroy(e);
+    topo_destroy(t);
+}
+
 /* Three flows on a chain of two links (capacities 1 and 2): flow 0 crosses
  * both, flow 1 only the first, flow 2 only the second.  Max-min: flows 0
  * and 1 split link 1 (1/2 each); flow 2 gets 2 - 1/2 = 3/2. */
@@ -284,16 +308,52 @@ static void test_routes(void **state)
     topo_destroy(t);
 }
 
+/* Skipping identical ring steps on an idle network gives exactly the
+ * step-by-step time, on two nodes with NICs and per-hop latencies. */
+static void test_fast_equals_full(void **state)
+{
+    (void)state;
+    topo_nodespec s;
+    memset(&s, 0, sizeof s);
+    int g = dev(&s, "gpu", DEV_GPU, 4), sw = dev(&s, "nvsw", DEV_NVSWITCH, 1);
+    int pc = dev(&s, "pcie", DEV_PCIE_SWITCH, 2), nic = dev(&s, "nic", DEV_NIC, 2);
+    lnk(&s, g, sw, MAP_ALL, LINK_NVLINK, 300 * GB, 300);
+    lnk(&s, g, pc, MAP_BLOCK, LINK_PCIE, 31.5 * GB, 500);
+    lnk(&s, nic, pc, MAP_BLOCK, LINK_PCIE, 31.5 * GB, 500);
+    s.nic_bw_Bps = 25 * GB;
+    s.nic_lat_ns = 600;
+    topo *t = build(&s, 3, FABRIC_RAIL);
+    coll_calib cal = ideal_calib(3.0);
+    int ranks[12];
+    for (int i = 0; i < 12; i++)
+        ranks[i] = i;
+    coll_req q = {.op = COLL_ALL_REDUCE, .algo = ALGO_RING,
+                  .proto = PROTO_SIMPLE, .ranks = ranks, .n = 12,
+                  .bytes = 3e8};
+    coll_result fast, full;
+    llm_err e;
+    assert_int_equal(coll_time_alone(t, &cal, &q, &fast, &e), 0);
+    q.full = true;
+    assert_int_equal(coll_time_alone(t, &cal, &q, &full, &e), 0);
+    assert_true(fast.time_s == full.time_s);
+    /* the network, not NVLink, is the bottleneck: 2 NICs per node carry
+     * 2(n-1)/n of S per direction at 25 GB/s each */
+    assert_true(full.time_s > 2.0 * 11 / 12 * 3e8 / (2 * 25 * GB));
+    topo_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_flows_share),
         cmocka_unit_test(test_bottleneck_elsewhere),
         cmocka_unit_test(test_chain_three_flows),
+        cmocka_unit_test(test_capped_flow),
         cmocka_unit_test(test_ring_allreduce_closed_form),
         cmocka_unit_test(test_broadcast_pipeline),
         cmocka_unit_test(test_concurrent_allreduce_share_nic),
         cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_fast_equals_full),
     };
     return cmocka_run_group_tests_name("net", tests, NULL, NULL);
 }
