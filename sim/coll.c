@@ -609,6 +609,7 @@ static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
                             "memory ran out)", coll_op_names[q->op]);
     }
     out->time_s = engine_now(eng) * 1e-9;
+    out->events = engine_events_run(eng);
     out->algo = q->algo;
     out->proto = q->proto;
     net_destroy(n);

@@ -82,6 +82,7 @@ typedef struct coll_result {
     double time_s;
     coll_algo algo;
     coll_proto proto;
+    uint64_t events; /* engine events the simulation took */
 } coll_result;
 
 extern const char *const coll_op_names[COLL_OP_COUNT];

@@ -31,8 +31,21 @@ typedef struct lstate {
     net_link_stats st;
 } lstate;
 
+/* Route cache: flows between the same pair repeat (every ring step, every
+ * microbatch), and a route through a switch with many ports costs a scan
+ * of its links.  Open addressing on (src, dst, salt). */
+typedef struct rentry {
+    int src, dst; /* src < 0: empty */
+    uint32_t salt;
+    int hops;
+    int path[MAX_HOPS];
+    int64_t lat_ns;
+} rentry;
+
 struct net {
     engine *eng;
+    rentry *rc;
+    uint32_t rc_cap, rc_n;
     topo *t;
     lstate *l;
     flow *f;
@@ -76,7 +89,62 @@ void net_destroy(net *n)
     free(n->f);
     free(n->active);
     free(n->alinks);
+    free(n->rc);
     free(n);
+}
+
+static uint32_t rhash(int src, int dst, uint32_t salt)
+{
+    uint64_t x = (uint64_t)(uint32_t)src * 0x9e3779b97f4a7c15ULL ^
+                 (uint64_t)(uint32_t)dst * 0xc2b2ae3d27d4eb4fULL ^ salt;
+    x ^= x >> 29;
+    return (uint32_t)(x * 0xbf58476d1ce4e5b9ULL >> 32);
+}
+
+static bool rc_grow(net *n)
+{
+    uint32_t cap = n->rc_cap ? n->rc_cap * 2 : 1024;
+    rentry *t = malloc(sizeof *t * cap);
+    if (!t)
+        return false;
+    for (uint32_t i = 0; i < cap; i++)
+        t[i].src = -1;
+    for (uint32_t i = 0; i < n->rc_cap; i++) {
+        if (n->rc[i].src < 0)
+            continue;
+        uint32_t h = rhash(n->rc[i].src, n->rc[i].dst, n->rc[i].salt);
+        while (t[h & (cap - 1)].src >= 0)
+            h++;
+        t[h & (cap - 1)] = n->rc[i];
+    }
+    free(n->rc);
+    n->rc = t;
+    n->rc_cap = cap;
+    return true;
+}
+
+/* The cached route, computing it on a miss; NULL when unreachable. */
+static const rentry *route(net *n, int src, int dst, uint32_t salt)
+{
+    if (n->rc_n * 2 >= n->rc_cap && !rc_grow(n))
+        return NULL;
+    uint32_t h = rhash(src, dst, salt);
+    for (;; h++) {
+        rentry *r = &n->rc[h & (n->rc_cap - 1)];
+        if (r->src == src && r->dst == dst && r->salt == salt)
+            return r;
+        if (r->src >= 0)
+            continue;
+        r->hops = topo_route(n->t, src, dst, salt, r->path, MAX_HOPS);
+        if (r->hops < 0)
+            return NULL; /* not cached: the slot stays empty */
+        r->src = src;
+        r->dst = dst;
+        r->salt = salt;
+        r->lat_ns = topo_route_lat(n->t, r->path, r->hops);
+        n->rc_n++;
+        return r;
+    }
 }
 
 void net_scale_bw(net *n, topo_link_kind kind, double factor)
@@ -322,11 +390,12 @@ int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
 int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
                     double max_Bps, engine_fn done, void *ctx, uint64_t arg)
 {
-    int path[MAX_HOPS];
-    int hops = topo_route(n->t, src, dst, salt, path, MAX_HOPS);
-    if (hops < 0)
+    const rentry *rt = route(n, src, dst, salt);
+    if (!rt)
         return -1;
-    int64_t lat = topo_route_lat(n->t, path, hops);
+    int hops = rt->hops;
+    const int *path = rt->path;
+    int64_t lat = rt->lat_ns;
     n->started += bytes;
     if (bytes <= 0 || hops == 0) { /* nothing to share: only latency */
         n->delivered += bytes;

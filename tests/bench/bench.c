@@ -7,8 +7,11 @@
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "cfg.h"
+#include "coll.h"
 #include "engine.h"
 
 typedef struct hold {
@@ -56,8 +59,98 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One collective alone on a topology; prints wall time and events/s. */
+static void bench_coll(const char *what, topo *t, coll_algo algo, bool full,
+                       double bytes)
+{
+    llm_err e;
+    coll_calib cal;
+    if (cfg_load_coll_calib(".", t, &cal, &e)) {
+        printf("%s: %s\n", what, e.msg);
+        return;
+    }
+    int *ranks = malloc(sizeof(int) * (size_t)t->ngpu);
+    for (int i = 0; i < t->ngpu; i++)
+        ranks[i] = i;
+    coll_req q = {.op = COLL_ALL_REDUCE, .algo = algo, .proto = PROTO_SIMPLE,
+                  .ranks = ranks, .n = t->ngpu, .bytes = bytes, .full = full};
+    coll_result r;
+    double t0 = now_s();
+    int rc = coll_time_alone(t, &cal, &q, &r, &e);
+    double dt = now_s() - t0;
+    if (rc)
+        printf("%s: %s\n", what, e.msg);
+    else
+        printf("%-58s %8.3f s wall, %9llu events (%.2f M/s); simulated "
+               "%.2f ms, busbw %.1f GB/s\n",
+               what, dt, (unsigned long long)r.events, r.events / dt / 1e6,
+               r.time_s * 1e3,
+               bytes / r.time_s / 1e9 * coll_busbw_factor(q.op, q.n));
+    free(ranks);
+}
+
+static topo *load(const char *name, int nodes, gpu_catalog *cat)
+{
+    llm_err e;
+    char path[256];
+    snprintf(path, sizeof path, "topologies/%s.cfg", name);
+    topo_nodespec s;
+    topo_fabricspec f;
+    int n;
+    if (cfg_load_topology(path, ".", &s, &n, &f, &e)) {
+        printf("%s\n", e.msg);
+        return NULL;
+    }
+    const gpu_spec *g = gpu_find(cat, s.dev[0].model);
+    char why[256];
+    return topo_build(&s, g, nodes, &f, why, sizeof why);
+}
+
+/* 1,024 GPUs behind one ideal switch, the ASTRA-sim comparison case. */
+static topo *one_switch(int n, const gpu_catalog *cat)
+{
+    topo_nodespec s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "%d-gpus-one-switch", n);
+    s.dev[0] = (topo_devspec){"gpu", DEV_GPU, n, false, "h100-sxm"};
+    s.dev[1] = (topo_devspec){"sw", DEV_NVSWITCH, 1, false, ""};
+    s.ndev = 2;
+    s.link[0] = (topo_linkspec){0, 1, MAP_ALL, LINK_NVLINK, 450e9, 300, 0};
+    s.nlink = 1;
+    s.p2p = s.gpudirect = true;
+    topo_fabricspec f = {FABRIC_SINGLE, 0, 1, 0, false, false};
+    char why[256];
+    return topo_build(&s, gpu_find(cat, "h100-sxm"), 1, &f, why, sizeof why);
+}
+
 int main(void)
 {
+    gpu_catalog cat;
+    llm_err e;
+    if (cfg_load_gpus("topologies/gpus.cfg", &cat, &e)) {
+        printf("%s\n", e.msg);
+        return 1;
+    }
+    topo *t = load("dgx-a100", 128, &cat);
+    if (t) {
+        bench_coll("1,024 A100 (128 DGX, rail) hierarchical all-reduce 1 GiB",
+                   t, ALGO_HIER, true, 1 << 30);
+        bench_coll("1,024 A100 (128 DGX, rail) ring all-reduce 1 GiB", t,
+                   ALGO_RING, false, 1 << 30);
+        bench_coll("  same, every ring step simulated (--full)", t, ALGO_RING,
+                   true, 1 << 30);
+        topo_destroy(t);
+    }
+    t = one_switch(1024, &cat);
+    if (t) {
+        bench_coll("1,024 GPUs behind one switch, ring all-reduce 1 GiB", t,
+                   ALGO_RING, false, 1 << 30);
+        bench_coll("  same, every ring step simulated (--full)", t, ALGO_RING,
+                   true, 1 << 30);
+        topo_destroy(t);
+    }
+    gpu_catalog_free(&cat);
+
     /* three runs, median reported: a shared VM is noisy */
     double r[3];
     for (int i = 0; i < 3; i++)
