@@ -48,8 +48,6 @@ $(BUILD)/libllmsim.a: $(LIBOBJ)
 
 $(BIN): $(BUILD)/main.o $(BUILD)/libllmsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
-	@if [ "$(BIN)" != llmsim ]; then ln -sf $(CURDIR)/topologies $(BUILD)/topologies; \
-	  ln -sf $(CURDIR)/models $(BUILD)/models; fi
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libllmsim.a
 	@mkdir -p $(BUILD)/tests
@@ -59,8 +57,10 @@ unit: $(TESTBIN)
 	@fail=0; for t in $(TESTBIN); do \
 	  LLMSIM_DATA=$(CURDIR) ./$$t || fail=1; done; exit $$fail
 
+# ./llmsim finds the data beside itself; other builds are pointed at it
 cli: $(BIN)
-	@LLMSIM=./$(BIN) sh tests/cli/run.sh
+	@$(if $(filter llmsim,$(BIN)),,LLMSIM_DATA=$(CURDIR)) LLMSIM=./$(BIN) \
+	  sh tests/cli/run.sh
 
 test: deps
 	@$(MAKE) --no-print-directory unit cli

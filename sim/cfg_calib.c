@@ -113,7 +113,7 @@ static int load_protocol(const char *path, const char *cc, coll_calib *k,
     tsv t;
     if (tsv_load(path, &t, e))
         return -1;
-    cols c;
+    cols c = {-1, -1, -1, -1, -1, -1};
     int rc = (c.table = tsv_col(&t, "table", e)) < 0 ||
              (c.algo = tsv_col(&t, "algorithm", e)) < 0 ||
              (c.proto = tsv_col(&t, "protocol", e)) < 0 ||
@@ -151,7 +151,7 @@ static int load_links(const char *path, const topo *top, coll_calib *k,
     tsv t;
     if (tsv_load(path, &t, e))
         return -1;
-    int cl, ca, ce;
+    int cl = -1, ca = -1, ce = -1;
     int rc = (cl = tsv_col(&t, "link", e)) < 0 ||
                      (ca = tsv_col(&t, "arch", e)) < 0 ||
                      (ce = tsv_col(&t, "efficiency", e)) < 0
