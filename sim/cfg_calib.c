@@ -17,6 +17,8 @@ static int algo_of(const char *s)
         return ALGO_TREE;
     if (strcmp(s, "NVLS") == 0)
         return ALGO_NVLS;
+    if (strcmp(s, "CollNetDirect") == 0) /* NCCL's SHARP algorithm */
+        return ALGO_SHARP;
     return -1;
 }
 

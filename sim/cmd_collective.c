@@ -26,6 +26,8 @@ static const char usage[] =
     "  --p2p      override GPU peer-to-peer (e.g. a patched GeForce driver)\n"
     "  -b, -e     sizes in bytes: 8, 1K, 1M, 8G (default 8 .. 8G); -f 2\n"
     "  --csv      size_bytes,count,type,redop,time_us,algbw_GBps,busbw_GBps\n"
+    "  --links    after the table, the busiest links at the largest size\n"
+    "             (bytes, utilization = bytes / (bandwidth x time), busy time)\n"
     "  --full     simulate every ring step (by default, on the idle network,\n"
     "             identical steps after the second are skipped: same result)\n\n"
     "Sizes are nccl-tests' \"size\": the whole buffer; for reduce_scatter and\n"
@@ -33,7 +35,7 @@ static const char usage[] =
 
 typedef struct copts {
     const char *cluster;
-    int op, algo, proto, csv, json, p2p, full;
+    int op, algo, proto, csv, json, p2p, full, links;
     long gpus, nodes;
     double b, e, f;
 } copts;
@@ -68,6 +70,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         {"csv", no_argument, 0, 'C'},
         {"json", no_argument, 0, 'J'},
         {"full", no_argument, 0, 'F'},
+        {"links", no_argument, 0, 'L'},
         {0, 0, 0, 0},
     };
     static const char *const onoff[] = {"off", "on"};
@@ -90,6 +93,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         case 'C': o->csv = 1; break;
         case 'J': o->json = 1; break;
         case 'F': o->full = 1; break;
+        case 'L': o->links = 1; break;
         case ':': return err_set(e, "option %s needs a value", argv[optind - 1]);
         default: return cmd_bad_option("collective", argv[optind - 1], opts, e);
         }
@@ -134,6 +138,21 @@ static void header(const copts *o, const topo *t, int n)
            "(us)", "(GB/s)", "(GB/s)");
 }
 
+static void print_links(const topo *t, const coll_result *r)
+{
+    printf("#\n# busiest links at this size (utilization = bytes / "
+           "(achievable bandwidth x time)):\n");
+    for (int i = 0; i < r->ntop; i++) {
+        const coll_link_use *u = &r->top[i];
+        const topo_link *L = &t->link[u->link];
+        printf("#   %-14s -> %-14s %-8s %10.1f MB  %5.1f%% utilized, busy "
+               "%5.1f%% of the time\n",
+               t->dev[L->src].name, t->dev[L->dst].name,
+               topo_link_kind_name(L->kind), u->bytes / 1e6,
+               100 * u->utilization, 100 * u->busy_fraction);
+    }
+}
+
 static int sweep(const copts *o, topo *t, const coll_calib *cal, llm_err *e)
 {
     int n = (int)(o->gpus ? o->gpus : t->ngpu);
@@ -153,9 +172,11 @@ static int sweep(const copts *o, topo *t, const coll_calib *cal, llm_err *e)
         double bytes = count_of(o, s, n) * 4 *
                        (o->op == COLL_ALL_GATHER || o->op == COLL_REDUCE_SCATTER
                             ? n : 1);
+        bool last = s * factor > o->e * (1 + 1e-12);
         coll_req q = {.op = (coll_op)o->op, .algo = (coll_algo)o->algo,
                       .proto = (coll_proto)o->proto, .ranks = ranks, .n = n,
-                      .bytes = bytes, .full = o->full};
+                      .bytes = bytes, .full = o->full,
+                      .links = o->links && last};
         coll_result r;
         if (coll_time_alone(t, cal, &q, &r, e)) {
             json_decref(rows);
@@ -182,6 +203,8 @@ static int sweep(const copts *o, topo *t, const coll_calib *cal, llm_err *e)
             printf("  %12.0f %12.0f %6s %6s %10.2f %8.2f %8.2f  %s/%s\n",
                    bytes, count, "float", "sum", us, algbw, busbw,
                    coll_algo_names[r.algo], coll_proto_names[r.proto]);
+        if (o->links && !o->csv && !o->json && s * factor > o->e * (1 + 1e-12))
+            print_links(t, &r);
         if (factor <= 1)
             break;
     }

@@ -8,7 +8,7 @@ const char *const coll_op_names[COLL_OP_COUNT] = {
     "all_reduce", "reduce_scatter", "all_gather", "broadcast",
     "reduce",     "alltoall",       "sendrecv"};
 const char *const coll_algo_names[ALGO_COUNT + 1] = {
-    "ring", "tree", "hierarchical", "nvls", "direct", "auto"};
+    "ring", "tree", "hierarchical", "nvls", "sharp", "direct", "auto"};
 const char *const coll_proto_names[PROTO_COUNT + 1] = {"LL", "LL128",
                                                        "Simple", "auto"};
 
@@ -309,6 +309,22 @@ static bool build_tree(run *r, const coll_req *q, const int *sorted,
     return true;
 }
 
+/* Intra-node rings of g GPUs in phases 0 and 2 (reduce-scatter, then
+ * all-gather of S/g per step). */
+static bool intra_rings(run *r, const coll_req *q, const int *sorted,
+                        const int *start, int nn, int g)
+{
+    for (int i = 0; i < 3; i += 2) {
+        phase *p = &r->ph[i];
+        p->steps = g - 1;
+        p->bytes = wire(r, q->bytes / g);
+        for (int k = 0; k < nn; k++)
+            if (!ring_edges(r, p, sorted + start[k], (int[]){0, g}, 1, 1))
+                return false;
+    }
+    return true;
+}
+
 static bool build_hier(run *r, const coll_req *q, const int *sorted,
                        const int *start, int nn)
 {
@@ -320,15 +336,8 @@ static bool build_hier(run *r, const coll_req *q, const int *sorted,
     /* intra-node reduce-scatter, then all-gather: rings inside nodes */
     phase *ar = &r->ph[1];
     r->nph = 3;
-    for (int i = 0; i < 3; i += 2) {
-        phase *p = &r->ph[i];
-        p->steps = g - 1;
-        p->bytes = wire(r, q->bytes / g);
-        for (int k = 0; k < nn; k++)
-            if (!ring_edges(r, p, sorted + start[k],
-                            (int[]){0, g}, 1, 1))
-                return false;
-    }
+    if (!intra_rings(r, q, sorted, start, nn, g))
+        return false;
     /* inter-node ring all-reduce of S/g among the nodes, per local rank */
     ar->steps = 2 * (nn - 1);
     ar->bytes = wire(r, q->bytes / g / nn);
@@ -337,6 +346,33 @@ static bool build_hier(run *r, const coll_req *q, const int *sorted,
             int a = t->gpu_dev[sorted[start[k] + l]];
             int b = t->gpu_dev[sorted[start[(k + 1) % nn] + l]];
             if (!add_edge(ar, a, b, 0))
+                return false;
+        }
+    return true;
+}
+
+static bool build_sharp(run *r, const coll_req *q, const int *sorted,
+                        const int *start, int nn)
+{
+    topo *t = r->t;
+    int g = start[1] - start[0];
+    for (int k = 1; k < nn; k++)
+        if (start[k + 1] - start[k] != g)
+            return false;
+    r->nph = 3;
+    if (!intra_rings(r, q, sorted, start, nn, g))
+        return false;
+    /* each GPU's reduced shard goes up to its switch, which returns the
+     * sum of all nodes' shards */
+    phase *p = &r->ph[1];
+    p->steps = 1;
+    p->bytes = wire(r, q->bytes / g);
+    for (int k = 0; k < nn; k++)
+        for (int l = 0; l < g; l++) {
+            int rank = sorted[start[k] + l];
+            int sw = topo_sharp_switch(t, rank);
+            int dev = t->gpu_dev[rank];
+            if (sw < 0 || !add_edge(p, dev, sw, 0) || !add_edge(p, sw, dev, 0))
                 return false;
         }
     return true;
@@ -386,7 +422,7 @@ static bool build_direct(run *r, const coll_req *q)
     return true;
 }
 
-bool coll_algo_applies(const topo *t, const coll_req *q, coll_algo a)
+bool coll_algo_applies(topo *t, const coll_req *q, coll_algo a)
 {
     int first = node_of(t, q->ranks[0]);
     bool multi = false;
@@ -409,6 +445,9 @@ bool coll_algo_applies(const topo *t, const coll_req *q, coll_algo a)
                 return true;
         return false;
     }
+    case ALGO_SHARP:
+        return q->op == COLL_ALL_REDUCE && multi &&
+               topo_sharp_switch(t, q->ranks[0]) >= 0;
     case ALGO_DIRECT:
         return q->op == COLL_ALL_TO_ALL || q->op == COLL_SEND_RECV;
     default:
@@ -438,6 +477,9 @@ static bool build(run *r, const coll_req *q)
             break;
         case ALGO_NVLS:
             ok = build_nvls(r, q);
+            break;
+        case ALGO_SHARP:
+            ok = build_sharp(r, q, sorted, start, nn);
             break;
         default:
             ok = build_direct(r, q);
@@ -589,6 +631,29 @@ static void alone_done(engine *eng, void *ctx, uint64_t arg)
     ((alone *)ctx)->done = true;
 }
 
+/* Keeps the COLL_TOP_LINKS most utilized links, by insertion. */
+static void top_links(const topo *t, const net *n, coll_result *out)
+{
+    double T = out->time_s;
+    for (int l = 0; l < t->nlink && T > 0; l++) {
+        net_link_stats st = net_link(n, l);
+        if (st.bytes <= 0)
+            continue;
+        coll_link_use u = {l, st.bytes, st.bytes / (net_link_bw(n, l) * T),
+                           st.busy_ns * 1e-9 / T};
+        int k = out->ntop < COLL_TOP_LINKS ? out->ntop++ : COLL_TOP_LINKS;
+        if (k == COLL_TOP_LINKS && u.utilization <= out->top[k - 1].utilization)
+            continue;
+        if (k == COLL_TOP_LINKS)
+            k--;
+        while (k > 0 && out->top[k - 1].utilization < u.utilization) {
+            out->top[k] = out->top[k - 1];
+            k--;
+        }
+        out->top[k] = u;
+    }
+}
+
 static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
                     coll_result *out, llm_err *e)
 {
@@ -610,6 +675,9 @@ static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
     }
     out->time_s = engine_now(eng) * 1e-9;
     out->events = engine_events_run(eng);
+    out->ntop = 0;
+    if (q->links && rc == 0)
+        top_links(t, n, out);
     out->algo = q->algo;
     out->proto = q->proto;
     net_destroy(n);
@@ -621,7 +689,7 @@ int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
                     coll_result *out, llm_err *e)
 {
     coll_req c = *q;
-    c.fast = !q->full;
+    c.fast = !q->full && !q->links;
     bool found = false;
     int a0 = q->algo == ALGO_AUTO ? 0 : q->algo;
     int a1 = q->algo == ALGO_AUTO ? ALGO_COUNT : q->algo + 1;

@@ -38,6 +38,7 @@ typedef enum {
     ALGO_TREE,
     ALGO_HIER,
     ALGO_NVLS,
+    ALGO_SHARP,
     ALGO_DIRECT,
     ALGO_COUNT,
     ALGO_AUTO = ALGO_COUNT
@@ -76,13 +77,26 @@ typedef struct coll_req {
     double bytes; /* nccl-tests "size": whole buffer (RS/AG: whole array) */
     bool fast;    /* set by coll_time_alone: skip identical ring steps */
     bool full;    /* coll_time_alone: simulate every step anyway */
+    bool links;   /* coll_time_alone: report the busiest links (implies
+                     full: skipped steps would carry no bytes) */
 } coll_req;
+
+/* How busy one link was: bytes over bandwidth x time. */
+typedef struct coll_link_use {
+    int link;
+    double bytes, utilization, busy_fraction;
+} coll_link_use;
+
+#define COLL_TOP_LINKS 8
 
 typedef struct coll_result {
     double time_s;
     coll_algo algo;
     coll_proto proto;
     uint64_t events; /* engine events the simulation took */
+    /* with coll_req.links: the busiest links, most utilized first */
+    coll_link_use top[COLL_TOP_LINKS];
+    int ntop;
 } coll_result;
 
 extern const char *const coll_op_names[COLL_OP_COUNT];
@@ -94,7 +108,7 @@ double coll_busbw_factor(coll_op op, int n);
 
 /* Whether an algorithm applies to an op on these ranks (NVLS needs an
  * NVLS switch and one node; tree and hierarchical need several nodes). */
-bool coll_algo_applies(const topo *t, const coll_req *r, coll_algo a);
+bool coll_algo_applies(topo *t, const coll_req *r, coll_algo a);
 
 /* Starts a collective on a running engine/net (algo and proto must be
  * concrete); done(eng, ctx, arg) runs when every rank has finished. */

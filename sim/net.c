@@ -168,6 +168,7 @@ int net_active_flows(const net *n) { return n->nactive; }
 double net_max_link_load(const net *n) { return n->max_load; }
 double net_flow_rate(const net *n, int id) { return n->f[id].rate; }
 engine *net_engine(const net *n) { return n->eng; }
+double net_link_bw(const net *n, int link) { return n->l[link].bw; }
 topo *net_topo(const net *n) { return n->t; }
 
 /* ---- flow storage -------------------------------------------------------- */

@@ -47,6 +47,8 @@ int net_active_flows(const net *n);
 /* Largest ratio (sum of flow rates / bandwidth) over links seen by any
  * solve so far: never above 1 (+ rounding). */
 double net_max_link_load(const net *n);
+/* A link's bandwidth after net_scale_bw, bytes/s. */
+double net_link_bw(const net *n, int link);
 engine *net_engine(const net *n);
 topo *net_topo(const net *n);
 

@@ -593,11 +593,47 @@ static int to_rail(topo *t, int src, int nic, uint32_t salt, int *links,
     return to_nic(t, src, nic, salt, links, 0, max, true);
 }
 
+/* Between a device of a node and a network switch (in-network reduction):
+ * through the device's own NIC, its leaf and, for a spine, one uplink. */
+static int route_to_switch(topo *t, int dev, int sw, bool up, uint32_t salt,
+                           int *links, int max)
+{
+    struct topo_priv *p = priv(t);
+    fabric_info *F = &p->f;
+    int nic = topo_nearest(t, dev, DEV_NIC);
+    if (nic < 0 || !F->nic_up || t->nodes < 2)
+        return -1;
+    int i = nic_index(t, nic), leaf = F->nic_leaf[i];
+    bool spine = sw >= F->first_spine && F->nspine > 0 &&
+                 sw < F->first_spine + F->nspine;
+    if (!spine && sw != leaf)
+        return -1;
+    int l = leaf - F->first_leaf, s = spine ? sw - F->first_spine : 0;
+    int n = 0;
+    if (up) {
+        n = to_nic(t, dev, nic, salt, links, 0, max, true);
+        if (n < 0 || n + 2 > max)
+            return -1;
+        links[n++] = F->nic_up[i];
+        if (spine)
+            links[n++] = F->leaf_up[l * F->nspine + s];
+        return n;
+    }
+    if (spine)
+        links[n++] = F->leaf_down[l * F->nspine + s];
+    links[n++] = F->nic_down[i];
+    return to_nic(t, dev, nic, salt, links, n, max, false);
+}
+
 int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max)
 {
     const topo_dev *a = &t->dev[src], *b = &t->dev[dst];
+    if (a->node >= 0 && b->kind == DEV_SWITCH)
+        return route_to_switch(t, src, dst, true, salt, links, max);
+    if (b->node >= 0 && a->kind == DEV_SWITCH)
+        return route_to_switch(t, dst, src, false, salt, links, max);
     if (a->node < 0 || b->node < 0)
-        return -1; /* routes start and end inside nodes */
+        return -1; /* other routes start and end inside nodes */
     if (src == dst)
         return 0;
     if (a->node == b->node)
@@ -635,4 +671,18 @@ int64_t topo_route_lat(const topo *t, const int *links, int n)
     for (int i = 0; i < n; i++)
         lat += t->link[links[i]].lat_ns;
     return lat;
+}
+
+int topo_sharp_switch(topo *t, int gpu_rank)
+{
+    struct topo_priv *p = priv(t);
+    fabric_info *F = &p->f;
+    if (!t->fabric.sharp || t->nodes < 2 || !F->nic_up)
+        return -1;
+    int nic = topo_gpu_nic(t, gpu_rank);
+    if (nic < 0)
+        return -1;
+    if (t->fabric.kind == FABRIC_FAT_TREE && F->nleaf > 1)
+        return F->nspine > 0 ? F->first_spine : -1;
+    return F->nic_leaf[nic_index(t, nic)];
 }

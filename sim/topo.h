@@ -133,6 +133,11 @@ int64_t topo_route_lat(const topo *t, const int *links, int n);
 const char *topo_dev_kind_name(topo_dev_kind k);
 const char *topo_link_kind_name(topo_link_kind k);
 
+/* The switch that reduces in the network for a GPU's rail (SHARP): its
+ * rail or leaf switch, or spine 0 when there are several leaves; -1 when
+ * the fabric does not reduce. */
+int topo_sharp_switch(topo *t, int gpu_rank);
+
 /* The NIC nearest a GPU (fewest hops), or -1. */
 int topo_gpu_nic(topo *t, int gpu_rank);
 /* The CPU nearest a device, or -1. */

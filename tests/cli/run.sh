@@ -186,6 +186,10 @@ run 0 collective-pcie -- collective --cluster pcie-4x-rtx4090 --op all_gather -b
 has 'all_gather on pcie-4x-rtx4090'
 run 0 collective-2node -- collective --cluster dgx-a100 --nodes 2 --op all_reduce --algo ring -b 8G -e 8G --json
 has '"algo": "ring"'
+run 0 collective-sharp -- collective --cluster dgx-h100-x4-sharp --op all_reduce --algo sharp -b 256M -e 256M
+has 'sharp/Simple'
+run 0 collective-links -- collective --cluster dgx-a100-x2 --op all_reduce --algo ring -b 1G -e 1G --links
+has 'n0.nic0 +-> rail0 +network .* 9[0-9]\.[0-9]% utilized'
 run 1 collective-bad-op -- collective --cluster dgx-h100 --op allreduce
 has 'unknown value "allreduce" \(did you mean "all_reduce"\?\)'
 quiet
