@@ -9,6 +9,7 @@
 #include "gpu.h"
 #include "model.h"
 #include "coll.h"
+#include "cost.h"
 #include "topo.h"
 
 /* Loads topologies/gpus.cfg (or any file in that format). */
@@ -33,5 +34,14 @@ int cfg_load_topology(const char *path, const char *datadir,
  * and <datadir>/calib/links.tsv. */
 int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
                         llm_err *e);
+
+/* Compute-cost calibration for GPU g: its own calib/<gpu>/ tables, or the
+ * closest calibrated GPU's (named in derived_from). */
+int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
+                        const gpu_spec *g, cost_calib *c, llm_err *e);
+/* The tables of one directory, measured on `src` (all: also attention.tsv
+ * and launch.tsv). */
+int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
+                      cost_calib *c, llm_err *e);
 
 #endif
