@@ -351,8 +351,6 @@ static double pcie_eff(const char *datadir, const gpu_spec *g)
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
                         const gpu_spec *g, cost_calib *cc, llm_err *e)
 {
-    memset(cc, 0, sizeof *cc);
-    snprintf(cc->gpu, sizeof cc->gpu, "%s", g->name);
     const gpu_spec *src = g;
     if (!has_tables(datadir, g->name)) {
         src = closest(datadir, cat, g);
@@ -360,12 +358,14 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
             return err_set(e, "no calibration tables in %s/calib/ for %s or "
                               "any GPU (expected calib/<gpu>/gemm.tsv)",
                            datadir, g->name);
-        snprintf(cc->derived_from, sizeof cc->derived_from, "%s", src->name);
     }
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s/calib/%s", datadir, src->name);
     if (cfg_load_cost_dir(dir, src, true, cc, e))
         return -1;
+    snprintf(cc->gpu, sizeof cc->gpu, "%s", g->name);
+    if (src != g)
+        snprintf(cc->derived_from, sizeof cc->derived_from, "%s", src->name);
     cc->pcie_eff = pcie_eff(datadir, g);
     return 0;
 }
@@ -373,6 +373,8 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
 int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
                       cost_calib *cc, llm_err *e)
 {
+    memset(cc, 0, sizeof *cc);
+    snprintf(cc->gpu, sizeof cc->gpu, "%s", src->name);
     snprintf(cc->dir, sizeof cc->dir, "%s", dir);
     char p[PATH_MAX + 32];
     /* efficiencies from measured times are taken against the GPU the

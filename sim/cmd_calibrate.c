@@ -248,6 +248,26 @@ static void report(const char *gpu, const gpu_spec *g, const cost_calib *c,
                    err[n / 2], err[(int)(n * 0.9)], err[n - 1]);
         free(err);
     }
+    /* the large GEMMs (>= 100 GFLOP: compute-bound, tensor cores busy),
+     * whose throughput the tables must reproduce within 10% */
+    double *err = malloc(sizeof(double) * (size_t)(gemm->n + 1));
+    int n = 0;
+    for (int i = 0; i < gemm->n; i++) {
+        const fit_point *p = &gemm->p[i];
+        if (p->flops < 1e11)
+            continue;
+        cost_op op = {.kind = OP_GEMM, .dt = DT_FP16, .m = p->m, .n = p->n,
+                      .k = p->k, .batch = 1};
+        cost_result r;
+        llm_err e;
+        if (cost_predict(c, g, &op, 0, &r, &e) == 0)
+            err[n++] = fabs(r.kernel_s / p->t_s - 1) * 100;
+    }
+    qsort(err, (size_t)n, sizeof *err, cmp_d);
+    if (n)
+        printf("  %-26s %7d %9.1f%% %9.1f%% %9.1f%%\n", "GEMMs >= 100 GFLOP", n,
+               err[n / 2], err[(int)(n * 0.9)], err[n - 1]);
+    free(err);
 }
 
 static int fit_one(const char *traces, const char *out,

@@ -28,14 +28,17 @@ static const char usage[] =
     "--dtype fp32|tf32|fp16|bf16|fp8 (bf16).  A GPU that lacks a capability\n"
     "(BF16 or FlashAttention on V100, FP8 before Ada/Hopper) is an error unless\n"
     "--fallback dtype (bf16->fp16, fp8->bf16/fp16) or --fallback unfused is\n"
-    "given; the output then names the fallback.\n\n"
+    "given; the output then names the fallback.  --calib DIR uses the tables\n"
+    "in DIR (gemm.tsv, hbm.tsv, attention.tsv, launch.tsv) instead of\n"
+    "calib/<gpu>/.\n\n"
     "JSON keys: time_s, tflops, bound, calibration, and flops, bytes,\n"
     "kernel_s, launch_s, efficiency, fallback.\n";
 
 enum {
     K_GPU = 300, K_GEMM, K_ATTN, K_NORM, K_SOFTMAX, K_EMB, K_ELEM, K_OPT,
     K_MEMCPY, K_DTYPE, K_TP, K_BATCH, K_HEADS, K_KVH, K_HD, K_SEQ, K_QLEN,
-    K_CAUSAL, K_NOFLASH, K_READS, K_WRITES, K_ACT, K_BYTES, K_FALLBACK, K_JSON
+    K_CAUSAL, K_NOFLASH, K_READS, K_WRITES, K_ACT, K_BYTES, K_FALLBACK, K_JSON,
+    K_CALIB
 };
 
 static int dims(const char *opt, const char *s, double *v, int n, llm_err *e)
@@ -57,7 +60,7 @@ static int dims(const char *opt, const char *s, double *v, int n, llm_err *e)
 
 typedef struct kopts {
     cost_op op;
-    const char *gpu;
+    const char *gpu, *calib;
     int have_op, json;
     unsigned fallbacks;
     long tp;
@@ -77,6 +80,7 @@ static int parse_one(kopts *o, int ch, const char *v, llm_err *e)
     switch (ch) {
     case K_GPU: o->gpu = v; return 0;
     case K_JSON: o->json = 1; return 0;
+    case K_CALIB: o->calib = v; return 0;
     case K_GEMM:
         o->have_op++;
         op->kind = OP_GEMM;
@@ -154,7 +158,7 @@ static int parse(int argc, char **argv, kopts *o, llm_err *e)
         {"no-flash", 0, 0, K_NOFLASH}, {"reads", 1, 0, K_READS},
         {"writes", 1, 0, K_WRITES}, {"activation", 0, 0, K_ACT},
         {"bytes", 1, 0, K_BYTES}, {"fallback", 1, 0, K_FALLBACK},
-        {"json", 0, 0, K_JSON}, {0, 0, 0, 0},
+        {"json", 0, 0, K_JSON}, {"calib", 1, 0, K_CALIB}, {0, 0, 0, 0},
     };
     int ch;
     optind = 1;
@@ -239,7 +243,8 @@ static int run(int argc, char **argv, llm_err *e)
     cost_calib c;
     cost_result r;
     int rc = EXIT_BAD_INPUT;
-    if (!g || cfg_load_cost_calib(cmd_datadir(), &cat, g, &c, e)) {
+    if (!g || (o.calib ? cfg_load_cost_dir(o.calib, g, true, &c, e)
+                       : cfg_load_cost_calib(cmd_datadir(), &cat, g, &c, e))) {
         gpu_catalog_free(&cat);
         return EXIT_BAD_INPUT;
     }

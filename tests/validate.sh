@@ -37,7 +37,49 @@ collectives() {
     done
 }
 
+kernels() {
+    f=tests/validation/kernels.tsv
+    [ -f "$f" ] || return 0
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite gpu kind dtype m n k batch heads kvh seq hd causal bytes metric measured unit source notes; do
+        [ -n "$id" ] || continue
+        case "$kind" in
+        gemm)
+            set -- --gemm "${m}x${n}x${k}" ;;
+        attention_fwd)
+            set -- --attention prefill --batch "$batch" --heads "$heads" \
+                --head-dim "$hd" --seq "$seq"
+            [ "$kvh" != - ] && set -- "$@" --kv-heads "$kvh"
+            [ "$causal" = 1 ] && set -- "$@" --causal ;;
+        hbm_copy | hbm_read)
+            # bytes moved; a copy moves 4 B per 16-bit element (read, write)
+            set -- --elementwise "$(awk -v b="$bytes" 'BEGIN { printf "%.0f", b / 4 }')" ;;
+        hbm_triad)
+            # two reads and a write: 6 B per 16-bit element
+            set -- --elementwise "$(awk -v b="$bytes" 'BEGIN { printf "%.0f", b / 6 }')" \
+                --reads 2 --writes 1 ;;
+        *) continue ;;
+        esac
+        json=$($L kernel --gpu "$gpu" --dtype "$dtype" "$@" --json 2>&1)
+        case "$metric" in
+        tflops) key=tflops ;;
+        GBps) key=GBps ;;
+        *) key=time_s ;;
+        esac
+        pred=$(echo "$json" | sed -n "s/^  \"$key\": \([0-9.eE+-]*\).*/\1/p")
+        if [ -z "$pred" ]; then
+            echo "validate: $id: llmsim failed: $json" >&2
+            pred=nan
+        fi
+        awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
+            -v p="$pred" -v src="$source" 'BEGIN {
+                e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
+                if (p != "nan") p = sprintf("%.2f", p);
+                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+    done
+}
+
 collectives
+kernels
 mv "$tmp" "$out"
 
 # table and summary

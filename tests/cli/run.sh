@@ -209,5 +209,44 @@ done
 run 1 topo-unreachable-message -- topo tests/bad/topo-unreachable-gpu.cfg
 has 'topo-unreachable-gpu.cfg:8: links: n0.gpu2 cannot reach n0.gpu0'
 
+# the compute cost model
+run 0 kernel-gemm -- kernel --gpu h100-sxm --gemm 8192x8192x8192 --dtype bf16
+has 'compute-bound'
+has 'gemm.tsv bf16 grid'
+run 0 kernel-json -- kernel --gpu a100-sxm-80gb --gemm 4096x4096x4096 --dtype fp16 --tp 2 --json
+has '"bound": "compute"'
+has '"tflops": [0-9]'
+has '"calibration": "gemm.tsv fp16 grid'
+run 0 kernel-decode -- kernel --gpu a100-sxm-80gb --attention decode --batch 1 --heads 32 --head-dim 128 --seq 4096 --dtype fp16
+has 'memory-bound'
+run 0 kernel-borrowed -- kernel --gpu a100-pcie-40gb --gemm 1024x1024x1024 --dtype bf16
+has 'tables of a100-sxm-80gb \(closest calibrated architecture\)'
+run 1 kernel-bf16-v100 -- kernel --gpu v100-sxm2-32gb --gemm 1024x1024x1024 --dtype bf16
+has 'bf16 on v100-sxm2-32gb: no BF16 support \(allow the fallback with --fallback dtype\)'
+quiet
+run 0 kernel-bf16-v100-fallback -- kernel --gpu v100-sxm2-32gb --gemm 1024x1024x1024 --dtype bf16 --fallback dtype
+has 'fallback: bf16 -> fp16'
+run 1 kernel-fp8-a100 -- kernel --gpu a100-sxm-80gb --gemm 1024x1024x1024 --dtype fp8
+has 'no FP8 tensor cores'
+run 1 kernel-bad-shape -- kernel --gpu h100-sxm --gemm 1024x1024
+has 'expected MxNxK'
+run 1 kernel-two-ops -- kernel --gpu h100-sxm --gemm 8x8x8 --norm 8x8
+has 'expected exactly one op'
+run 1 kernel-unknown-gpu -- kernel --gpu h100 --gemm 8x8x8
+has 'unknown GPU "h100"'
+run 0 calibrate-fit -- calibrate --fit --out "$tmp"
+has 'GEMMs >= 100 GFLOP'
+if [ -s "$tmp/h100-sxm/gemm.tsv" ] && cmp -s "$tmp/h100-sxm/gemm.tsv" calib/h100-sxm/gemm.tsv; then ok; else
+    bad "calibrate --fit does not reproduce calib/h100-sxm/gemm.tsv"; fi
+# without nvcc and a GPU (CI): refused with the reason, nothing written
+run 1 calibrate-run-no-gpu -- calibrate --run --gpu h100-sxm --out "$tmp"
+has 'not built|microbenchmarks failed'
+if [ -e "$tmp/h100-sxm/launch.tsv" ]; then bad "wrote tables without a GPU"; else ok; fi
+for f in missing-column negative-efficiency efficiency-above-one; do
+    run 1 "cost-$f" -- kernel --gpu h100-sxm --gemm 8x8x8 --calib "tests/bad/calib-$f"
+    has "calib-$f/gemm.tsv:[0-9]+: "
+    quiet
+done
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,245 @@
+/* Cost model: interpolation, roofline, the memory-bound decode step,
+ * capability errors and bad calibration tables. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cost.h"
+#include "test_util.h"
+
+static gpu_catalog cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    llm_err e;
+    return cfg_load_gpus("topologies/gpus.cfg", &cat, &e);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    gpu_catalog_free(&cat);
+    return 0;
+}
+
+/* A calibration directory of its own: a 3x3x3 GEMM grid whose efficiency
+ * is a known function of (m, n, k), a streaming curve, attention, launch. */
+static void write_dir(const char *dir, const char *gemm_extra)
+{
+    char p[256];
+    mkdir(dir, 0755);
+    snprintf(p, sizeof p, "%s/gemm.tsv", dir);
+    FILE *f = fopen(p, "w");
+    fprintf(f, "dtype\tm\tn\tk\tefficiency\tsource\n");
+    const double ax[3] = {16, 256, 4096};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++)
+                fprintf(f, "bf16\t%.0f\t%.0f\t%.0f\t%.4f\ttest\n", ax[a], ax[b],
+                        ax[c], 0.1 + 0.1 * a + 0.05 * b + 0.02 * c);
+    fputs(gemm_extra, f);
+    fclose(f);
+    snprintf(p, sizeof p, "%s/hbm.tsv", dir);
+    f = fopen(p, "w");
+    fprintf(f, "kind\tbytes\tefficiency\tsource\ncopy\t4096\t0.1\tt\n"
+               "copy\t1073741824\t0.9\tt\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/attention.tsv", dir);
+    f = fopen(p, "w");
+    fprintf(f, "kind\tpeak_fraction\tsource\nflash_fwd\t0.7\tt\n");
+    fclose(f);
+    snprintf(p, sizeof p, "%s/launch.tsv", dir);
+    f = fopen(p, "w");
+    fprintf(f, "kind\ttime_us\tsource\nlaunch\t4\tt\n");
+    fclose(f);
+}
+
+static void test_interpolation(void **state)
+{
+    (void)state;
+    write_dir("/tmp/llmsim-cost-test", "");
+    cost_calib c;
+    llm_err e;
+    const gpu_spec *g = gpu_find(&cat, "h100-sxm");
+    assert_int_equal(cfg_load_cost_dir("/tmp/llmsim-cost-test", g, true, &c, &e), 0);
+    const cost_grid *gr = &c.gemm[DT_BF16];
+    assert_int_equal(gr->nm * gr->nn * gr->nk, 27);
+    const double ax[3] = {16, 256, 4096};
+    /* the table's values at its grid points */
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int k = 0; k < 3; k++)
+                assert_close(cost_grid_eff(gr, ax[a], ax[b], ax[k]),
+                             0.1 + 0.1 * a + 0.05 * b + 0.02 * k, 1e-12);
+    /* between grid points: linear in log2, so halfway (64 = 2^6, halfway
+     * between 2^4 and 2^8) is the mean, and always between neighbours */
+    assert_close(cost_grid_eff(gr, 64, 16, 16), 0.15, 1e-12);
+    for (double m = 16; m <= 4096; m *= 1.7)
+        for (double n = 16; n <= 4096; n *= 2.3) {
+            double x = cost_grid_eff(gr, m, n, 1000);
+            assert_true(x >= 0.1 - 1e-12 && x <= 0.1 + 0.2 + 0.1 + 0.04 + 1e-12);
+        }
+    /* outside: clamped to the edge */
+    assert_close(cost_grid_eff(gr, 1, 1, 1), 0.1, 1e-12);
+    assert_close(cost_grid_eff(gr, 1e6, 1e6, 1e6), 0.44, 1e-12);
+    assert_close(cost_hbm_eff(&c, MEM_ELEMENTWISE, 4096), 0.1, 1e-12);
+    assert_close(cost_hbm_eff(&c, MEM_NORM, 1 << 30), 0.9, 1e-12);
+    cost_calib_free(&c);
+}
+
+/* No prediction beats the roofline: kernel time >= FLOPs/peak and
+ * >= bytes/bandwidth, over a spread of shapes on the shipped tables. */
+static void test_roofline_never_beaten(void **state)
+{
+    (void)state;
+    const char *gpus[] = {"a100-sxm-80gb", "h100-sxm"};
+    for (int i = 0; i < 2; i++) {
+        const gpu_spec *g = gpu_find(&cat, gpus[i]);
+        cost_calib c;
+        llm_err e;
+        assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
+        for (double m = 1; m <= 65536; m *= 3)
+            for (double n = 7; n <= 60000; n *= 5)
+                for (double k = 3; k <= 60000; k *= 7) {
+                    cost_op op = {.kind = OP_GEMM, .dt = DT_BF16, .m = m,
+                                  .n = n, .k = k, .batch = 1};
+                    cost_result r;
+                    assert_int_equal(cost_predict(&c, g, &op, 0, &r, &e), 0);
+                    assert_true(r.kernel_s >= r.flops / g->peak_flops[DT_BF16]);
+                    assert_true(r.kernel_s >= r.bytes / g->mem_bw_Bps);
+                    assert_true(r.efficiency > 0 && r.efficiency <= 1);
+                }
+        for (double el = 1e3; el < 1e10; el *= 10) {
+            cost_op op = {.kind = OP_NORM, .dt = DT_BF16, .elems = el};
+            cost_result r;
+            assert_int_equal(cost_predict(&c, g, &op, 0, &r, &e), 0);
+            assert_true(r.kernel_s >= r.bytes / g->mem_bw_Bps);
+        }
+        cost_calib_free(&c);
+    }
+}
+
+/* One decode step of Llama-2-7B at batch 1 on A100: every GEMM is a
+ * matrix-vector product, so the step is memory-bound, and its time is the
+ * weights over the bandwidth at which the calibration says weights stream
+ * (the GEMM grid at m = 1 on the largest n, k), within 15%. */
+static void test_decode_memory_bound(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "a100-sxm-80gb");
+    cost_calib c;
+    llm_err e;
+    assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
+    const double h = 4096, f = 11008, V = 32000, L = 32;
+    const double shapes[4][2] = {{h, 3 * h}, {h, h}, {h, 2 * f}, {f, h}};
+    double t = 0, weights = 0;
+    for (int i = 0; i < 4; i++) {
+        cost_op op = {.kind = OP_GEMM, .dt = DT_FP16, .m = 1,
+                      .k = shapes[i][0], .n = shapes[i][1], .batch = 1};
+        cost_result r;
+        assert_int_equal(cost_predict(&c, g, &op, 0, &r, &e), 0);
+        assert_string_equal(r.bound, "memory");
+        t += L * r.kernel_s;
+        weights += L * 2 * shapes[i][0] * shapes[i][1];
+    }
+    cost_op lm = {.kind = OP_GEMM, .dt = DT_FP16, .m = 1, .k = h, .n = V,
+                  .batch = 1};
+    cost_op attn = {.kind = OP_ATTN_DECODE, .dt = DT_FP16, .batch = 1,
+                    .heads = 32, .kv_heads = 32, .head_dim = 128,
+                    .kv_len = 128, .flash = true};
+    cost_op norm = {.kind = OP_NORM, .dt = DT_FP16, .elems = h};
+    cost_result r;
+    assert_int_equal(cost_predict(&c, g, &lm, 0, &r, &e), 0);
+    t += r.kernel_s;
+    weights += 2 * h * V;
+    assert_int_equal(cost_predict(&c, g, &attn, 0, &r, &e), 0);
+    assert_string_equal(r.bound, "memory");
+    t += L * r.kernel_s;
+    assert_int_equal(cost_predict(&c, g, &norm, 0, &r, &e), 0);
+    t += (2 * L + 1) * r.kernel_s;
+    double stream = cost_grid_eff(&c.gemm[DT_FP16], 1, 65536, 65536);
+    double want = weights / (g->mem_bw_Bps * stream);
+    assert_close(t, want, 0.15);
+    cost_calib_free(&c);
+}
+
+static void test_capabilities(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "v100-sxm2-32gb");
+    cost_calib c;
+    llm_err e;
+    assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
+    assert_true(c.derived_from[0] != '\0'); /* borrowed, and it says so */
+    cost_op op = {.kind = OP_GEMM, .dt = DT_BF16, .m = 4096, .n = 4096,
+                  .k = 4096, .batch = 1};
+    cost_result r;
+    assert_int_equal(cost_predict(&c, g, &op, 0, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "no BF16"));
+    assert_int_equal(cost_predict(&c, g, &op, COST_FALLBACK_DTYPE, &r, &e), 0);
+    assert_int_equal(r.dt, DT_FP16);
+    assert_non_null(strstr(r.fallback, "bf16 -> fp16"));
+    cost_op fa = {.kind = OP_ATTN_PREFILL, .dt = DT_FP16, .batch = 1,
+                  .heads = 32, .kv_heads = 32, .head_dim = 128, .q_len = 2048,
+                  .kv_len = 2048, .flash = true};
+    assert_int_equal(cost_predict(&c, g, &fa, 0, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "FlashAttention"));
+    assert_int_equal(cost_predict(&c, g, &fa, COST_FALLBACK_UNFUSED, &r, &e), 0);
+    assert_non_null(strstr(r.fallback, "unfused"));
+    cost_calib_free(&c);
+    /* FP8 before Ada/Hopper */
+    g = gpu_find(&cat, "a100-sxm-80gb");
+    assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
+    op.dt = DT_FP8;
+    assert_int_equal(cost_predict(&c, g, &op, 0, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "FP8"));
+    cost_calib_free(&c);
+}
+
+static void expect_bad(const char *gemm_extra, const char *want)
+{
+    write_dir("/tmp/llmsim-cost-bad", gemm_extra);
+    cost_calib c;
+    llm_err e;
+    memset(&c, 0, sizeof c);
+    const gpu_spec *g = gpu_find(&cat, "h100-sxm");
+    assert_int_equal(cfg_load_cost_dir("/tmp/llmsim-cost-bad", g, true, &c, &e),
+                     -1);
+    if (!strstr(e.msg, want)) {
+        print_error("\"%s\" lacks \"%s\"\n", e.msg, want);
+        fail();
+    }
+}
+
+static void test_bad_tables(void **state)
+{
+    (void)state;
+    expect_bad("bf16\t16\t16\t16\t-0.5\tt\n", "efficiency: -0.5 is out of range");
+    expect_bad("bf16\t16\t16\t16\t1.5\tt\n", "efficiency: 1.5 is out of range");
+    expect_bad("bf16\t16\t16\n", "fields (expected 6");
+    expect_bad("bf17\t16\t16\t16\t0.5\tt\n", "unknown dtype \"bf17\"");
+    expect_bad("bf16\t16\t16\t8\t0.5\tt\n", "the bf16 grid misses");
+    /* a missing column */
+    FILE *f = fopen("/tmp/llmsim-cost-bad/gemm.tsv", "w");
+    fprintf(f, "dtype\tm\tn\tefficiency\tsource\nbf16\t1\t1\t0.5\tt\n");
+    fclose(f);
+    cost_calib c;
+    llm_err e;
+    assert_int_equal(cfg_load_cost_dir("/tmp/llmsim-cost-bad",
+                                       gpu_find(&cat, "h100-sxm"), true, &c, &e),
+                     -1);
+    assert_non_null(strstr(e.msg, "k: missing column"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_interpolation),
+        cmocka_unit_test(test_roofline_never_beaten),
+        cmocka_unit_test(test_decode_memory_bound),
+        cmocka_unit_test(test_capabilities),
+        cmocka_unit_test(test_bad_tables),
+    };
+    return cmocka_run_group_tests_name("cost", tests, setup, teardown);
+}
