@@ -32,7 +32,7 @@ TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(BUILD)/llmsim)
 
-.PHONY: all deps demo test unit cli asan valgrind install clean bench validate
+.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib
 
 all: $(BIN)
 
@@ -92,6 +92,13 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	@./$(BUILD)/bench
 
+# CUDA calibration microbenchmarks: built where nvcc exists, skipped
+# cleanly elsewhere; `llmsim calibrate --run --gpu NAME` runs them.
+calib:
+	@if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then \
+	  $(MAKE) --no-print-directory -C calib/cuda; \
+	else echo "nvcc not found: skipping calibration microbenchmarks"; fi
+
 # Predicted against published measurements, every case with its error.
 validate: deps
 	@$(MAKE) --no-print-directory all
@@ -103,6 +110,8 @@ install: all
 	install -m 755 llmsim $(DESTDIR)$(PREFIX)/bin/llmsim
 	install -m 644 topologies/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/topologies/
 	install -m 644 models/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/models/
+	cd calib && find . -name '*.tsv' -o -name '*.md' | while read f; do \
+	  install -D -m 644 "$$f" "$(DESTDIR)$(PREFIX)/share/llmsim/calib/$$f"; done
 
 clean:
 	rm -rf build build-asan llmsim

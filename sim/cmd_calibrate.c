@@ -135,58 +135,71 @@ static int load_traces(const char *dir, points *gemm, points *mem, int *files,
 static const double grid[] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
 #define NGRID ((int)(sizeof grid / sizeof grid[0]))
 
+/* One grid of a table: a dtype, the fit it comes from, a scale matching a
+ * published measurement, and the words that say so. */
+typedef struct grid_spec {
+    dtype dt;
+    double scale;
+    char src[600];
+} grid_spec;
+
 static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
-                      const char *src, llm_err *e)
+                      const grid_spec *gs, int ngs, llm_err *e)
 {
     util_outfile o;
     if (util_out_open(&o, path, e))
         return -1;
     fprintf(o.fp, "# GEMM efficiency of %s = roofline time / kernel time, on "
             "a grid of m, n, k\n# (C[m x n] = A[m x k] B[k x n]), tabulated "
-            "from the fitted model written by `llmsim calibrate --fit`:\n"
-            "#   emax %.4f, m0 %.1f, n0 %.1f, k0 %.1f, bandwidth fraction %.4f, "
-            "fixed %.2f us\n#   (%d measured GEMMs, fp16); bf16 has the same "
-            "peak on this GPU and uses the same fit.\n",
+            "by `llmsim calibrate --fit` from the model fitted to fp16 kernels:"
+            "\n#   emax %.4f, m0 %.1f, n0 %.1f, k0 %.1f, bandwidth fraction "
+            "%.4f, fixed %.2f us (%d measured GEMMs)\n# Other grids: the same "
+            "shape, scaled to a published measurement (source column).\n",
             g->name, f->emax, f->m0, f->n0, f->k0, f->em, f->t0 * 1e6, f->n);
     fprintf(o.fp, "dtype\tm\tn\tk\tefficiency\tsource\n");
-    static const dtype dts[2] = {DT_FP16, DT_BF16};
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < ngs; d++)
         for (int a = 0; a < NGRID; a++)
             for (int b = 0; b < NGRID; b++)
                 for (int c = 0; c < NGRID; c++) {
                     double m = grid[a], n = grid[b], k = grid[c];
                     double fl = 2 * m * n * k;
                     double by = 2 * (m * k + k * n + m * n);
-                    double peak = g->peak_flops[dts[d]];
+                    double peak = g->peak_flops[gs[d].dt] > 0
+                                      ? g->peak_flops[gs[d].dt]
+                                      : g->peak_flops[DT_FP16];
                     double t = gemm_fit_time(f, g, peak, m, n, k, fl, by);
                     double roof = fl / peak > by / g->mem_bw_Bps
                                       ? fl / peak
                                       : by / g->mem_bw_Bps;
-                    double eff = roof / t > 1 ? 1 : roof / t;
+                    double eff = roof / t * gs[d].scale;
                     fprintf(o.fp, "%s\t%.0f\t%.0f\t%.0f\t%.6g\t%s\n",
-                            dtype_name(dts[d]), m, n, k, eff, src);
+                            dtype_name(gs[d].dt), m, n, k, eff > 1 ? 1 : eff,
+                            gs[d].src);
                 }
     return util_out_commit(&o, e);
 }
 
 static int write_hbm(const char *path, const gpu_spec *g, const mem_fit *f,
-                     const char *src, llm_err *e)
+                     double scale, const char *src, llm_err *e)
 {
     util_outfile o;
     if (util_out_open(&o, path, e))
         return -1;
     fprintf(o.fp, "# Achieved fraction of %s's datasheet memory bandwidth by "
             "bytes a memory-bound kernel\n# moves, per kind of kernel, from "
-            "the fitted model e(B) = emax B/(B+b0):\n", g->name);
+            "the fitted model e(B) = emax B/(B+b0)%s:\n", g->name,
+            scale != 1 ? ", scaled to a published measurement" : "");
     for (int k = 0; k < MEM_KIND_COUNT; k++)
         fprintf(o.fp, "#   %-11s emax %.4f, b0 %.0f bytes (%d measured "
-                "kernels)\n", cost_mem_kind_names[k], f[k].emax, f[k].b0,
-                f[k].n);
+                "kernels)\n", cost_mem_kind_names[k], f[k].emax * scale,
+                f[k].b0, f[k].n);
     fprintf(o.fp, "kind\tbytes\tefficiency\tsource\n");
     for (int k = 0; k < MEM_KIND_COUNT; k++)
-        for (double b = 4096; b <= 4.0 * (1 << 30); b *= 4)
+        for (double b = 4096; b <= 4.0 * (1 << 30); b *= 4) {
+            double eff = f[k].emax * b / (b + f[k].b0) * scale;
             fprintf(o.fp, "%s\t%.0f\t%.5f\t%s\n", cost_mem_kind_names[k], b,
-                    f[k].emax * b / (b + f[k].b0), src);
+                    eff > 1 ? 1 : eff, src);
+        }
     return util_out_commit(&o, e);
 }
 
@@ -200,6 +213,63 @@ static cost_mem_kind mem_kind_of_op(int op)
     case 9: return MEM_EMBEDDING;
     default: return MEM_ELEMENTWISE;
     }
+}
+
+/* calib/published.tsv: measurements on GPUs or dtypes without traces. */
+typedef struct pub {
+    char gpu[48], kind[24], src[400];
+    dtype dt;
+    double m, n, k, value;
+} pub;
+
+static int load_published(const char *path, pub **out, int *n, llm_err *e)
+{
+    tsv t;
+    *out = NULL;
+    *n = 0;
+    if (access(path, R_OK) != 0)
+        return 0;
+    if (tsv_load(path, &t, e))
+        return -1;
+    const char *names[] = {"gpu", "kind", "dtype", "m", "n", "k", "value",
+                           "source"};
+    int c[8], rc = 0;
+    for (int i = 0; rc == 0 && i < 8; i++)
+        rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
+    *out = calloc((size_t)t.rows + 1, sizeof **out);
+    for (int r = 0; rc == 0 && *out && r < t.rows; r++) {
+        pub *p = &(*out)[*n];
+        snprintf(p->gpu, sizeof p->gpu, "%s", tsv_get(&t, r, c[0]));
+        snprintf(p->kind, sizeof p->kind, "%s", tsv_get(&t, r, c[1]));
+        snprintf(p->src, sizeof p->src, "%s", tsv_get(&t, r, c[7]));
+        p->dt = DT_COUNT;
+        dtype_parse(tsv_get(&t, r, c[2]), &p->dt);
+        p->m = atof(tsv_get(&t, r, c[3]));
+        p->n = atof(tsv_get(&t, r, c[4]));
+        p->k = atof(tsv_get(&t, r, c[5]));
+        if (tsv_num(&t, r, c[6], 1e-9, 1e9, &p->value, e))
+            rc = -1;
+        else
+            (*n)++;
+    }
+    tsv_free(&t);
+    return rc;
+}
+
+/* The factor that makes the fitted shape reproduce a published GEMM on
+ * GPU g: measured efficiency / modelled efficiency at that shape. */
+static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
+{
+    double peak = g->peak_flops[p->dt];
+    double fl = 2 * p->m * p->n * p->k;
+    double ob = dtype_bytes(p->dt) < 2 ? 2 : dtype_bytes(p->dt);
+    double by = (p->m * p->k + p->k * p->n) * dtype_bytes(p->dt) +
+                p->m * p->n * ob;
+    double t = gemm_fit_time(f, g, peak, p->m, p->n, p->k, fl, by);
+    double roof = fl / peak > by / g->mem_bw_Bps ? fl / peak
+                                                 : by / g->mem_bw_Bps;
+    double measured = fl / (p->value * 1e12);
+    return (roof / measured) / (roof / t);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -270,9 +340,141 @@ static void report(const char *gpu, const gpu_spec *g, const cost_calib *c,
     free(err);
 }
 
+/* GPUs without kernel traces: tables derived from the closest traced GPU
+ * and scaled to published measurements (calib/published.tsv). */
+typedef struct derived_gpu {
+    const char *name, *base;
+    double attn; /* FlashAttention fraction of peak */
+    const char *attn_src;
+} derived_gpu;
+
+static const derived_gpu derived[] = {
+    {"h200", "h100-sxm", 0.75,
+     "Shah et al. 2024, FlashAttention-3 (arXiv 2407.08608): 75% of peak on "
+     "H100 SXM5; H200 has the same GH100 compute die"},
+    {"rtx-4090", "a100-sxm-80gb", 0.73,
+     "assumed: FlashAttention-2's 73% of peak on A100 (Dao 2023, arXiv "
+     "2307.08691); no published RTX 4090 figure found"},
+    {"rtx-a6000", "a100-sxm-80gb", 0.73,
+     "assumed: FlashAttention-2's 73% of peak on A100 (Dao 2023, arXiv "
+     "2307.08691); no published RTX A6000 figure found"},
+};
+static const int nderived = sizeof derived / sizeof derived[0];
+
+static int write_text(const char *path, const char *text, llm_err *e)
+{
+    util_outfile o;
+    if (util_out_open(&o, path, e))
+        return -1;
+    fputs(text, o.fp);
+    return util_out_commit(&o, e);
+}
+
+/* Host-side launch cost is not added: the traces' kernel times already hold
+ * each kernel's fixed GPU-side cost (the fits' t0 and b0), and with
+ * asynchronous launches the host's cost overlaps the previous kernel. */
+static int write_support(const char *dir, double attn, const char *attn_src,
+                         llm_err *e)
+{
+    char p[PATH_MAX + 32], text[2048];
+    snprintf(p, sizeof p, "%s/attention.tsv", dir);
+    snprintf(text, sizeof text,
+             "# FlashAttention forward: the fraction of the dense FP16/BF16 "
+             "peak a fused kernel reaches\n# on long sequences; the cost "
+             "model scales it down for short ones by the GEMM grid.\n"
+             "kind\tpeak_fraction\tsource\nflash_fwd\t%.2f\t%s\n", attn,
+             attn_src);
+    if (write_text(p, text, e))
+        return -1;
+    snprintf(p, sizeof p, "%s/launch.tsv", dir);
+    return write_text(p,
+                      "# Launch overhead added to every kernel's time.  0: the "
+                      "GEMM and bandwidth tables are fitted to kernel\n# times "
+                      "that already contain each kernel's fixed GPU-side cost "
+                      "(t0, b0 in their headers), and\n# with asynchronous "
+                      "launches the host-side cost overlaps the previous "
+                      "kernel.  `llmsim calibrate\n# --run` measures it on a "
+                      "real GPU (kinds launch and sync).\n"
+                      "kind\ttime_us\tsource\nlaunch\t0\tfolded into the "
+                      "fitted kernel times (see header)\n",
+                      e);
+}
+
+static int derive(const derived_gpu *d, const gpu_spec *base,
+                  const gemm_fit *gf, const mem_fit *mf, const char *src,
+                  const char *out, gpu_catalog *cat, const pub *pubs, int npub,
+                  llm_err *e)
+{
+    const gpu_spec *g = gpu_find(cat, d->name);
+    if (!g)
+        return err_set(e, "GPU %s missing from the catalog", d->name);
+    grid_spec gs[DT_COUNT];
+    int ngs = 0;
+    double s16 = 1;
+    char note16[600];
+    snprintf(note16, sizeof note16, "shape and efficiency of %s (%s); no "
+             "published %s measurement", base->name, src, g->name);
+    for (int i = 0; i < npub; i++) /* a published bf16/fp16 GEMM sets both */
+        if (strcmp(pubs[i].gpu, g->name) == 0 &&
+            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
+            (pubs[i].dt == DT_BF16 || pubs[i].dt == DT_FP16)) {
+            s16 = gemm_scale(gf, g, &pubs[i]);
+            snprintf(note16, sizeof note16, "shape of %s fit x %.3f to match "
+                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", base->name, s16,
+                     pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
+                     pubs[i].src);
+        }
+    gs[ngs++] = (grid_spec){DT_FP16, s16, ""};
+    gs[ngs++] = (grid_spec){DT_BF16, s16, ""};
+    snprintf(gs[0].src, sizeof gs[0].src, "%s", note16);
+    snprintf(gs[1].src, sizeof gs[1].src, "%s", note16);
+    for (int i = 0; i < npub; i++)
+        if (strcmp(pubs[i].gpu, g->name) == 0 &&
+            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
+            pubs[i].dt != DT_FP16 && pubs[i].dt != DT_BF16 &&
+            pubs[i].dt < DT_COUNT && g->peak_flops[pubs[i].dt] > 0) {
+            grid_spec *x = &gs[ngs++];
+            x->dt = pubs[i].dt;
+            x->scale = gemm_scale(gf, g, &pubs[i]);
+            snprintf(x->src, sizeof x->src, "shape of %s fit x %.3f to match "
+                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", base->name,
+                     x->scale, pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
+                     pubs[i].src);
+        }
+    double sh = 1;
+    char hsrc[600];
+    snprintf(hsrc, sizeof hsrc, "curves of %s (%s); no published %s "
+             "bandwidth", base->name, src, g->name);
+    for (int i = 0; i < npub; i++)
+        if (strcmp(pubs[i].gpu, g->name) == 0 &&
+            strcmp(pubs[i].kind, "hbm_GBps") == 0) {
+            double big = 4.0 * (1 << 30);
+            double e_base = mf[MEM_ELEMENTWISE].emax * big /
+                            (big + mf[MEM_ELEMENTWISE].b0);
+            sh = pubs[i].value * 1e9 / g->mem_bw_Bps / e_base;
+            snprintf(hsrc, sizeof hsrc, "curves of %s x %.3f to match %.0f "
+                     "GB/s streaming: %s", base->name, sh, pubs[i].value,
+                     pubs[i].src);
+        }
+    char dir[PATH_MAX], p[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/%s", out, g->name);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return err_set(e, "%s: cannot create: %s", dir, strerror(errno));
+    snprintf(p, sizeof p, "%s/gemm.tsv", dir);
+    if (write_gemm(p, g, gf, gs, ngs, e))
+        return -1;
+    snprintf(p, sizeof p, "%s/hbm.tsv", dir);
+    if (write_hbm(p, g, mf, sh, hsrc, e))
+        return -1;
+    printf("%s: derived from %s; GEMM x %.3f, bandwidth x %.3f\n", g->name,
+           base->name, s16, sh);
+    return write_support(dir, d->attn, d->attn_src, e);
+}
+
 static int fit_one(const char *traces, const char *out,
                    const char *shortname, const char *gpu, gpu_catalog *cat,
-                   llm_err *e)
+                   const pub *pubs, int npub, double attn,
+                   const char *attn_src, llm_err *e)
 {
     const gpu_spec *g = gpu_find(cat, gpu);
     if (!g)
@@ -301,14 +503,38 @@ static int fit_one(const char *traces, const char *out,
     snprintf(odir, sizeof odir, "%s/%s", out, gpu);
     if (rc == 0 && mkdir(odir, 0755) != 0 && errno != EEXIST)
         rc = err_set(e, "%s: cannot create: %s", odir, strerror(errno));
+    grid_spec gs[DT_COUNT];
+    int ngs = 0;
+    gs[ngs++] = (grid_spec){DT_FP16, 1, ""};
+    gs[ngs++] = (grid_spec){DT_BF16, 1, ""};
+    snprintf(gs[0].src, sizeof gs[0].src, "%s", src);
+    snprintf(gs[1].src, sizeof gs[1].src, "%s; bf16 = fp16 (same peak)", src);
+    for (int i = 0; i < npub; i++)
+        if (strcmp(pubs[i].gpu, gpu) == 0 &&
+            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
+            pubs[i].dt != DT_FP16 && pubs[i].dt != DT_BF16 &&
+            pubs[i].dt < DT_COUNT && g->peak_flops[pubs[i].dt] > 0) {
+            grid_spec *x = &gs[ngs++];
+            x->dt = pubs[i].dt;
+            x->scale = gemm_scale(&gf, g, &pubs[i]);
+            snprintf(x->src, sizeof x->src, "fp16 fit shape x %.3f to match "
+                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", x->scale,
+                     pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
+                     pubs[i].src);
+        }
     if (rc == 0) {
         snprintf(p, sizeof p, "%s/gemm.tsv", odir);
-        rc = write_gemm(p, g, &gf, src, e);
+        rc = write_gemm(p, g, &gf, gs, ngs, e);
     }
     if (rc == 0) {
         snprintf(p, sizeof p, "%s/hbm.tsv", odir);
-        rc = write_hbm(p, g, mf, src, e);
+        rc = write_hbm(p, g, mf, 1, src, e);
     }
+    for (int i = 0; rc == 0 && i < nderived; i++)
+        if (strcmp(derived[i].base, gpu) == 0)
+            rc = derive(&derived[i], g, &gf, mf, src, out, cat, pubs, npub, e);
+    if (rc == 0)
+        rc = write_support(odir, attn, attn_src, e);
     if (rc == 0) {
         printf("%s (%s): GEMM emax %.3f of %.0f TFLOP/s, half efficiency at "
                "m %.0f, n %.0f, k %.0f;\n  weights stream at %.3f of %.0f GB/s, "
@@ -419,9 +645,25 @@ static int run(int argc, char **argv, llm_err *e)
         rc = gpu ? run_bench(gpu, &cat, odir, e)
                  : err_set(e, "--run needs --gpu NAME");
     } else {
-        rc = fit_one(tdir, odir, "a100", "a100-sxm-80gb", &cat, e);
+        char pp[PATH_MAX];
+        pub *pubs = NULL;
+        int npub = 0;
+        snprintf(pp, sizeof pp, "%s/calib/published.tsv", cmd_datadir());
+        rc = load_published(pp, &pubs, &npub, e);
         if (rc == 0)
-            rc = fit_one(tdir, odir, "h100", "h100-sxm", &cat, e);
+            rc = fit_one(tdir, odir, "a100", "a100-sxm-80gb", &cat, pubs, npub,
+                         0.73,
+                         "Dao 2023, FlashAttention-2 (arXiv 2307.08691): "
+                         "'reaching 50-73% of the theoretical maximum FLOPs/s "
+                         "on A100' (forward, best case)",
+                         e);
+        if (rc == 0)
+            rc = fit_one(tdir, odir, "h100", "h100-sxm", &cat, pubs, npub, 0.75,
+                         "Shah et al. 2024, FlashAttention-3 (arXiv "
+                         "2407.08608): 'FP16 reaching up to 740 TFLOPs/s (75% "
+                         "utilization)' on H100 SXM5",
+                         e);
+        free(pubs);
     }
     gpu_catalog_free(&cat);
     return rc ? EXIT_BAD_INPUT : EXIT_OK;

@@ -74,6 +74,19 @@ static inline void cal_env_init(cal_env *e, const char *prog, int dev)
              e->date, e->device, e->driver, e->runtime);
 }
 
+/* The CUDA runtime these programs were built with needs a driver of the same major CUDA version. */
+static inline void cal_driver_hint(cudaError_t err)
+{
+    if (err == cudaErrorInsufficientDriver) {
+        int rv = 0;
+        cudaRuntimeGetVersion(&rv);
+        fprintf(stderr, "  (built with CUDA runtime %d.%d: the NVIDIA driver is missing or older than that "
+                        "runtime needs; rebuild with the CUDA toolkit that matches the driver: "
+                        "make -C calib/cuda clean all NVCC=/usr/local/cuda-X.Y/bin/nvcc)\n",
+                rv / 1000, (rv % 1000) / 10);
+    }
+}
+
 /* Exit 2 with a clear message when no CUDA device is visible. */
 static inline void cal_require_gpu(const char *prog)
 {
@@ -82,6 +95,7 @@ static inline void cal_require_gpu(const char *prog)
     if (err != cudaSuccess || n == 0) {
         fprintf(stderr, "%s: no CUDA GPU visible (%s)\n", prog,
                 err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+        cal_driver_hint(err);
         exit(2);
     }
 }

@@ -97,14 +97,18 @@ typedef struct {
     const cublasLtMatmulAlgo_t *algo;
     void *a, *b, *c, *ws;
     size_t ws_size;
+    cublasStatus_t status;
 } gemm_ctx;
 
+/* one GEMM; a failing call is remembered in g->status (the first failure) instead of aborting,
+   so that an algorithm the heuristic offered but cannot run is just passed over */
 static void gemm_op(void *p, cudaStream_t s)
 {
     gemm_ctx *g = (gemm_ctx *)p;
     float alpha = 1.0f, beta = 0.0f;
-    CKB(cublasLtMatmul(g->lt, g->op, &alpha, g->a, g->la, g->b, g->lb, &beta, g->c, g->lc, g->c,
-                       g->lc, g->algo, g->ws, g->ws_size, s));
+    cublasStatus_t st = cublasLtMatmul(g->lt, g->op, &alpha, g->a, g->la, g->b, g->lb, &beta, g->c,
+                                       g->lc, g->c, g->lc, g->algo, g->ws, g->ws_size, s);
+    if (st != CUBLAS_STATUS_SUCCESS && g->status == CUBLAS_STATUS_SUCCESS) g->status = st;
 }
 
 static void usage(void)
@@ -221,7 +225,11 @@ int main(int argc, char **argv)
                         if (res[r].state != CUBLAS_STATUS_SUCCESS || res[r].workspaceSize > ws_size)
                             continue;
                         g.algo = &res[r].algo;
+                        g.status = CUBLAS_STATUS_SUCCESS;
+                        gemm_op(&g, s); /* fails fast, before any timing loop */
+                        if (g.status != CUBLAS_STATUS_SUCCESS) continue;
                         double t = cal_time_us(gemm_op, &g, s, 1, 5.0, 1);
+                        if (g.status != CUBLAS_STATUS_SUCCESS) continue;
                         if (best_i < 0 || t < best) {
                             best = t;
                             best_i = r;
@@ -234,7 +242,13 @@ int main(int argc, char **argv)
                     skipped++;
                 } else {
                     g.algo = &res[best_i].algo;
+                    g.status = CUBLAS_STATUS_SUCCESS;
                     double us = cal_time_us(gemm_op, &g, s, 3, 20.0, 5);
+                    if (g.status != CUBLAS_STATUS_SUCCESS) {
+                        fprintf(stderr, "gemm_bench: %s %dx%dx%d: cublasLtMatmul failed (status %d)\n",
+                                dt->name, m, n, k, (int)g.status);
+                        exit(1);
+                    }
                     double tflops = 2.0 * m * (double)n * k / (us * 1e-6) / 1e12;
                     fprintf(f, "%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.4f\t%s\n", dt->name, m, n, k, us, tflops,
                             peak > 0.0 ? tflops / peak : 0.0, env.source);

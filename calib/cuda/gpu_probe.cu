@@ -14,6 +14,7 @@ int main(void)
     if (err != cudaSuccess || n == 0) {
         fprintf(stderr, "gpu_probe: no CUDA GPU visible (%s)\n",
                 err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+        cal_driver_hint(err);
         return 2;
     }
     for (int d = 0; d < n; d++) {

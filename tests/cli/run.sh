@@ -239,9 +239,10 @@ has 'GEMMs >= 100 GFLOP'
 if [ -s "$tmp/h100-sxm/gemm.tsv" ] && cmp -s "$tmp/h100-sxm/gemm.tsv" calib/h100-sxm/gemm.tsv; then ok; else
     bad "calibrate --fit does not reproduce calib/h100-sxm/gemm.tsv"; fi
 # without nvcc and a GPU (CI): refused with the reason, nothing written
-run 1 calibrate-run-no-gpu -- calibrate --run --gpu h100-sxm --out "$tmp"
+mkdir -p "$tmp/run"
+run 1 calibrate-run-no-gpu -- calibrate --run --gpu h100-sxm --out "$tmp/run"
 has 'not built|microbenchmarks failed'
-if [ -e "$tmp/h100-sxm/launch.tsv" ]; then bad "wrote tables without a GPU"; else ok; fi
+if [ -e "$tmp/run/h100-sxm/launch.tsv" ]; then bad "wrote tables without a GPU"; else ok; fi
 for f in missing-column negative-efficiency efficiency-above-one; do
     run 1 "cost-$f" -- kernel --gpu h100-sxm --gemm 8x8x8 --calib "tests/bad/calib-$f"
     has "calib-$f/gemm.tsv:[0-9]+: "
