@@ -269,7 +269,15 @@ static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
     double roof = fl / peak > by / g->mem_bw_Bps ? fl / peak
                                                  : by / g->mem_bw_Bps;
     double measured = fl / (p->value * 1e12);
-    return (roof / measured) / (roof / t);
+    double s = (roof / measured) / (roof / t);
+    /* never so far that the largest shapes would beat the roofline: a
+     * measurement above the datasheet peak (a GeForce card boosting past
+     * its rated clock) saturates there instead of spreading to every shape */
+    double big = 65536, bf = 2 * big * big * big;
+    double bb = (2 * big * big) * dtype_bytes(p->dt) + big * big * ob;
+    double bt = gemm_fit_time(f, g, peak, big, big, big, bf, bb);
+    double best = (bf / peak) / bt;
+    return s * best > 1 ? 1 / best : s;
 }
 
 static int cmp_d(const void *a, const void *b)
