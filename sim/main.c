@@ -12,6 +12,7 @@ static const cmd_def *const commands[] = {
     &cmd_memory_def,
     &cmd_topo_def,
     &cmd_collective_def,
+    &cmd_train_def,
     &cmd_kernel_def,
     &cmd_calibrate_def,
 };

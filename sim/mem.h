@@ -47,6 +47,7 @@ typedef struct mem_train {
     mem_optimizer optimizer;
     bool flash_attn;
     bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
+    bool no_overlap_grad_reduce; /* reduce after the backward, not during */
     double bucket_bytes; /* DP gradient bucket (reduce-scatter staging) */
 } mem_train;
 

@@ -78,8 +78,42 @@ kernels() {
     done
 }
 
+training() {
+    f=tests/validation/training.tsv
+    [ -f "$f" ] || return 0
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite model cluster nodes tp pp dp sp mb gb seq rc sched vpp layers hidden vocab metric measured unit source overlap notes; do
+        [ -n "$id" ] || continue
+        set -- --model "$model" --cluster "$cluster" --nodes "$nodes" --tp "$tp" \
+            --pp "$pp" --dp "$dp" --micro-batch "$mb" --global-batch "$gb" \
+            --seq-len "$seq" --recompute "$rc" --schedule "$sched" --json \
+            --no-flash-attn
+        [ "$sp" = 1 ] && set -- "$@" --sp
+        [ "$vpp" -gt 1 ] && set -- "$@" --vpp "$vpp"
+        [ "$overlap" = 0 ] && set -- "$@" --no-overlap-grad-reduce
+        json=$($L train "$@" 2>&1)
+        step=$(echo "$json" | sed -n 's/^  "step_time_s": \([0-9.eE+-]*\).*/\1/p')
+        if [ -z "$step" ]; then
+            echo "validate: $id: llmsim failed: $json" >&2
+            pred=nan
+        elif [ "$metric" = megatron_tflops ]; then
+            # SC21 eq. 3 over the simulated step
+            pred=$(awk -v B="$gb" -v s="$seq" -v l="$layers" -v h="$hidden" \
+                -v V="$vocab" -v t="$step" -v g="$((tp * pp * dp))" 'BEGIN {
+                    F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+                    printf "%.2f", F / t / g / 1e12 }')
+        else
+            pred=$(awk -v t="$step" 'BEGIN { printf "%.3f", t }')
+        fi
+        awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
+            -v p="$pred" -v src="$source" 'BEGIN {
+                e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
+                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+    done
+}
+
 collectives
 kernels
+training
 mv "$tmp" "$out"
 
 # table and summary

@@ -1,0 +1,258 @@
+/* llmsim train — one training step of a parallel plan, simulated. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "cmd.h"
+#include "train.h"
+#include "util.h"
+
+static const char usage[] =
+    "usage: llmsim train --model M --cluster C [--nodes N] --tp N --pp N --dp N\n"
+    "           [--cp N] [--ep N] [--sp] --micro-batch N --global-batch N\n"
+    "           --seq-len N [--recompute none|selective|full] [--zero 0..3]\n"
+    "           [--schedule gpipe|1f1b|interleaved] [--vpp N]\n"
+    "           [--precision bf16|fp16|fp8|fp32] [--optimizer adamw|...]\n"
+    "           [--no-flash-attn] [--bucket-mb X] [--no-overlap-grad-reduce]\n"
+    "           [--trace FILE.json] [--json]\n\n"
+    "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
+    "microbatch order (GPipe, 1F1B or interleaved 1F1B) on its compute\n"
+    "stream; op times come from the calibrated cost model, TP/EP/CP\n"
+    "collectives and pipeline transfers from the flow-level network on the\n"
+    "cluster's topology, and each stage's data-parallel gradient reduction\n"
+    "overlaps the last microbatch's backward on a communication stream.\n"
+    "One data-parallel replica is simulated (they are identical).\n\n"
+    "Reports step time, tokens/s, model TFLOP/s per GPU and MFU (Narayanan et\n"
+    "al.: 3 x forward FLOPs, no recompute), hardware TFLOP/s with recompute,\n"
+    "the pipeline bubble, exposed communication per kind, GPU-Util as\n"
+    "nvidia-smi shows it, and the memory peak (as `llmsim memory`).  --trace\n"
+    "writes Chrome trace-event JSON (open it in Perfetto).\n\n"
+    "JSON keys: step_time_s, tokens_per_s, model_tflops_per_gpu,\n"
+    "hw_tflops_per_gpu, mfu, memory_peak_bytes, bubble_fraction, gpu_util,\n"
+    "exposed_comm_s {tp, pp, dp, cp, ep}.\n";
+
+enum {
+    T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
+    T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
+    T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP
+};
+
+typedef struct topts {
+    const char *model, *cluster, *trace;
+    long nodes;
+    int json;
+    mem_train plan;
+} topts;
+
+static int pick(const char *opt, const char *v, const char *const *names,
+                int n, int *out, llm_err *e)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char hint[96];
+    util_did_you_mean(hint, sizeof hint, v, names, n);
+    return err_set(e, "%s: unknown value \"%s\"%s", opt, v, hint);
+}
+
+static int iopt(const char *o, const char *v, long lo, long hi, int *out,
+                llm_err *e)
+{
+    long x;
+    if (util_parse_int(o, v, lo, hi, &x, e))
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int parse_one(topts *o, int ch, const char *v, llm_err *e)
+{
+    mem_train *p = &o->plan;
+    int k = 0;
+    double x;
+    switch (ch) {
+    case T_MODEL: o->model = v; return 0;
+    case T_CLUSTER: o->cluster = v; return 0;
+    case T_NODES: return util_parse_int("--nodes", v, 1, 1 << 20, &o->nodes, e);
+    case T_TP: return iopt("--tp", v, 1, 4096, &p->tp, e);
+    case T_PP: return iopt("--pp", v, 1, 4096, &p->pp, e);
+    case T_DP: return iopt("--dp", v, 1, 1 << 20, &p->dp, e);
+    case T_CP: return iopt("--cp", v, 1, 4096, &p->cp, e);
+    case T_EP: return iopt("--ep", v, 1, 4096, &p->ep, e);
+    case T_SP: p->sp = true; return 0;
+    case T_MB: return iopt("--micro-batch", v, 1, 1 << 20, &p->micro_batch, e);
+    case T_GB: return iopt("--global-batch", v, 1, 1 << 26, &p->global_batch, e);
+    case T_SEQ: return iopt("--seq-len", v, 1, 1 << 24, &p->seq_len, e);
+    case T_ZERO: return iopt("--zero", v, 0, 3, &p->zero, e);
+    case T_VPP: return iopt("--vpp", v, 1, 1024, &p->vpp, e);
+    case T_RECOMP:
+        if (pick("--recompute", v, mem_recompute_names, 3, &k, e))
+            return -1;
+        p->recompute = (mem_recompute)k;
+        return 0;
+    case T_SCHED:
+        if (pick("--schedule", v, mem_schedule_names, 3, &k, e))
+            return -1;
+        p->schedule = (mem_schedule)k;
+        return 0;
+    case T_OPT:
+        if (pick("--optimizer", v, mem_optimizer_names, OPT_COUNT, &k, e))
+            return -1;
+        p->optimizer = (mem_optimizer)k;
+        return 0;
+    case T_PREC:
+        if (dtype_parse(v, &p->precision) != 0 ||
+            (p->precision != DT_FP32 && p->precision != DT_BF16 &&
+             p->precision != DT_FP16 && p->precision != DT_FP8))
+            return err_set(e, "--precision: \"%s\" (expected bf16, fp16, fp8 "
+                              "or fp32)", v);
+        return 0;
+    case T_NOFA: p->flash_attn = false; return 0;
+    case T_NOOVERLAP: p->no_overlap_grad_reduce = true; return 0;
+    case T_BUCKET:
+        if (util_parse_double("--bucket-mb", v, 0.001, 1e6, &x, e))
+            return -1;
+        p->bucket_bytes = x * MiB;
+        return 0;
+    case T_TRACE: o->trace = v; return 0;
+    case T_JSON: o->json = 1; return 0;
+    }
+    return -1;
+}
+
+static int parse(int argc, char **argv, topts *o, llm_err *e)
+{
+    static const struct option opts[] = {
+        {"model", 1, 0, T_MODEL}, {"cluster", 1, 0, T_CLUSTER},
+        {"nodes", 1, 0, T_NODES}, {"tp", 1, 0, T_TP}, {"pp", 1, 0, T_PP},
+        {"dp", 1, 0, T_DP}, {"cp", 1, 0, T_CP}, {"ep", 1, 0, T_EP},
+        {"sp", 0, 0, T_SP}, {"micro-batch", 1, 0, T_MB},
+        {"global-batch", 1, 0, T_GB}, {"seq-len", 1, 0, T_SEQ},
+        {"recompute", 1, 0, T_RECOMP}, {"zero", 1, 0, T_ZERO},
+        {"schedule", 1, 0, T_SCHED}, {"vpp", 1, 0, T_VPP},
+        {"precision", 1, 0, T_PREC}, {"optimizer", 1, 0, T_OPT},
+        {"no-flash-attn", 0, 0, T_NOFA}, {"bucket-mb", 1, 0, T_BUCKET},
+        {"trace", 1, 0, T_TRACE}, {"json", 0, 0, T_JSON},
+        {"no-overlap-grad-reduce", 0, 0, T_NOOVERLAP}, {0, 0, 0, 0},
+    };
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        if (ch == ':')
+            return err_set(e, "option %s needs a value", argv[optind - 1]);
+        if (ch == '?')
+            return cmd_bad_option("train", argv[optind - 1], opts, e);
+        if (parse_one(o, ch, optarg, e))
+            return -1;
+    }
+    if (optind < argc)
+        return err_set(e, "unexpected argument \"%s\"", argv[optind]);
+    if (!o->model || !o->cluster)
+        return err_set(e, "--model and --cluster are required (see `llmsim "
+                          "help train`)");
+    return 0;
+}
+
+static void print_human(const model_spec *m, const topo *t,
+                        const mem_train *p, const train_result *r)
+{
+    printf("%s on %s (%d of %d GPUs, %s): tp %d, pp %d, dp %d, cp %d, ep %d%s\n",
+           m->display, t->name, mem_train_gpus(p), t->ngpu,
+           t->gpu ? t->gpu->name : "?", p->tp, p->pp, p->dp, p->cp, p->ep,
+           p->sp ? ", sequence parallel" : "");
+    printf("micro-batch %d x %d microbatches x dp %d = %d sequences of %d "
+           "tokens; %s%s; recompute %s; ZeRO-%d; %s\n\n",
+           p->micro_batch, r->microbatches, p->dp,
+           p->micro_batch * r->microbatches * p->dp, p->seq_len,
+           mem_schedule_names[p->schedule],
+           p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
+           mem_recompute_names[p->recompute], p->zero,
+           dtype_name(p->precision));
+    printf("  step time          %10.3f s   (stage 0: forward %.2f ms, "
+           "backward %.2f ms per microbatch)\n",
+           r->step_s, r->fwd_s * 1e3, r->bwd_s * 1e3);
+    printf("  throughput         %10.0f tokens/s, %.2f samples/s\n",
+           r->tokens_per_s, r->samples_per_s);
+    printf("  model TFLOP/s/GPU  %10.1f   MFU %.1f%%\n",
+           r->model_tflops_per_gpu, 100 * r->mfu);
+    printf("  hardware TFLOP/s   %10.1f   (with recompute)\n",
+           r->hw_tflops_per_gpu);
+    printf("  pipeline bubble    %10.1f%%\n", 100 * r->bubble_fraction);
+    printf("  exposed comm (s)   ");
+    for (int k = 0; k < COMM_KINDS; k++)
+        printf(" %s %.3f", train_comm_names[k], r->exposed_comm_s[k]);
+    printf("\n  GPU-Util           %10.1f%%  (SM efficiency %.1f%% of peak "
+           "while busy)\n",
+           100 * r->gpu_util, 100 * r->sm_efficiency);
+    printf("  memory peak        %10.2f GiB per GPU on stage %d (of %.1f)\n",
+           r->memory_peak_bytes / GiB, r->memory.stage,
+           t->gpu ? t->gpu->memory_bytes / GiB : 0);
+}
+
+static json_t *as_json(const train_result *r)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "step_time_s", json_real(r->step_s));
+    json_object_set_new(j, "tokens_per_s", json_real(r->tokens_per_s));
+    json_object_set_new(j, "samples_per_s", json_real(r->samples_per_s));
+    json_object_set_new(j, "model_tflops_per_gpu",
+                        json_real(r->model_tflops_per_gpu));
+    json_object_set_new(j, "hw_tflops_per_gpu", json_real(r->hw_tflops_per_gpu));
+    json_object_set_new(j, "mfu", json_real(r->mfu));
+    json_object_set_new(j, "memory_peak_bytes",
+                        cmd_json_bytes(r->memory_peak_bytes));
+    json_object_set_new(j, "bubble_fraction", json_real(r->bubble_fraction));
+    json_object_set_new(j, "gpu_util", json_real(r->gpu_util));
+    json_object_set_new(j, "sm_efficiency", json_real(r->sm_efficiency));
+    json_t *x = json_object();
+    for (int k = 0; k < COMM_KINDS; k++)
+        json_object_set_new(x, train_comm_names[k],
+                            json_real(r->exposed_comm_s[k]));
+    json_object_set_new(j, "exposed_comm_s", x);
+    json_object_set_new(j, "microbatches", json_integer(r->microbatches));
+    json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
+    return j;
+}
+
+static int run(int argc, char **argv, llm_err *e)
+{
+    topts o;
+    memset(&o, 0, sizeof o);
+    mem_train_defaults(&o.plan);
+    if (parse(argc, argv, &o, e))
+        return EXIT_BAD_INPUT;
+    model_spec m;
+    gpu_catalog cat;
+    if (cmd_load_model(o.model, &m, e) || cmd_load_catalog(&cat, e))
+        return EXIT_BAD_INPUT;
+    int rc = EXIT_BAD_INPUT;
+    topo *t = cmd_load_topo(o.cluster, (int)o.nodes, -1, &cat, e);
+    cost_calib cc;
+    coll_calib kc;
+    mem_overhead ov;
+    mem_overhead_defaults(&ov);
+    memset(&cc, 0, sizeof cc);
+    if (!t || cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
+        cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
+        goto out;
+    train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.trace};
+    train_result r;
+    if (train_simulate(&in, &r, e))
+        goto out;
+    if (o.json)
+        cmd_print_json(as_json(&r));
+    else
+        print_human(&m, t, &o.plan, &r);
+    rc = EXIT_OK;
+out:
+    cost_calib_free(&cc);
+    topo_destroy(t);
+    gpu_catalog_free(&cat);
+    return rc;
+}
+
+const cmd_def cmd_train_def = {
+    "train", "one training step of a parallel plan, simulated", usage, run};

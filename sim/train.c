@@ -1,0 +1,693 @@
+#include "train.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "net.h"
+#include "sched.h"
+#include "util.h"
+
+const char *const train_comm_names[COMM_KINDS] = {"tp", "pp", "dp", "cp", "ep"};
+
+double train_dp_bytes(const mem_train *p, double params, double bytes_each)
+{
+    double n = (double)p->dp * p->cp;
+    if (n <= 1)
+        return 0;
+    double per = params * bytes_each * (n - 1) / n;
+    return p->zero >= 3 ? 3 * per : 2 * per;
+}
+
+/* ---- the cost of one microbatch on one virtual stage -------------------- */
+
+typedef struct ctx {
+    const train_input *in;
+    const model_spec *m;
+    const mem_train *p;
+    int P, V, M;           /* stages, chunks per stage, microbatches */
+    double tokens;         /* per microbatch per GPU (seq / cp x mb) */
+    dtype dt;
+    llm_err *e;
+    int failed;
+    struct cached { int op, group; double bytes, s; } cache[64];
+    int ncache;
+} ctx;
+
+static double op_s(ctx *c, const cost_op *op)
+{
+    cost_result r;
+    if (cost_predict(c->in->cost, c->in->gpu, op, COST_FALLBACK_DTYPE, &r,
+                     c->e)) {
+        c->failed = 1;
+        return 0;
+    }
+    return r.time_s;
+}
+
+static double gemm3(ctx *c, double m, double n, double k)
+{
+    /* forward, and the data-gradient and weight-gradient GEMMs */
+    cost_op f = {.kind = OP_GEMM, .dt = c->dt, .m = m, .n = n, .k = k, .batch = 1};
+    return op_s(c, &f);
+}
+
+static double gemm_bwd(ctx *c, double m, double n, double k)
+{
+    return gemm3(c, m, k, n) + gemm3(c, k, n, m);
+}
+
+static int rank_of(const mem_train *p, int tp, int cp, int dp, int pp)
+{
+    return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
+}
+
+/* Time of a collective on a group (0 TP, 1 DP, 2 EP, 3 CP) of stage 0, on
+ * the otherwise idle network; cached by (op, group, bytes). */
+static double coll_s(ctx *c, coll_op op, int group, double bytes)
+{
+    if (c->in->free_comm || bytes <= 0)
+        return 0;
+    for (int i = 0; i < c->ncache; i++)
+        if (c->cache[i].op == (int)op && c->cache[i].group == group &&
+            c->cache[i].bytes == bytes)
+            return c->cache[i].s;
+    const mem_train *p = c->p;
+    int n = group == 0 ? p->tp : group == 1 ? p->dp : group == 2 ? p->ep : p->cp;
+    if (n < 2)
+        return 0;
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        ranks[i] = group == 0 ? rank_of(p, i, 0, 0, 0)
+                   : group == 1 ? rank_of(p, 0, 0, i, 0)
+                   : group == 2 ? rank_of(p, 0, 0, i, 0)
+                                : rank_of(p, 0, i, 0, 0);
+    coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
+                  .ranks = ranks, .n = n, .bytes = bytes};
+    coll_result r;
+    double s = 0;
+    if (coll_time_alone(c->in->t, c->in->coll, &q, &r, c->e))
+        c->failed = 1;
+    else
+        s = r.time_s;
+    free(ranks);
+    if (c->ncache < 64)
+        c->cache[c->ncache++] = (struct cached){(int)op, group, bytes, s};
+    return s;
+}
+
+typedef struct vcost {
+    double fwd, bwd;     /* compute stream time of one microbatch */
+    double tp, ep, cp;   /* communication inside them (exposed) */
+    double attn_core;    /* forward attention, for selective recompute */
+    double params;       /* parameters per GPU on this virtual stage */
+} vcost;
+
+/* One transformer layer, one microbatch, one TP rank. */
+static void layer_cost(ctx *c, int layer, vcost *v)
+{
+    const model_spec *m = c->m;
+    const mem_train *p = c->p;
+    double T = c->tokens, h = m->hidden, t = p->tp;
+    double qd = m->heads * (double)model_qk_head_dim(m);
+    double kvh = m->mla ? m->heads : m->kv_heads;
+    double kvd = kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
+    double kv_div = kvh >= t ? t : kvh;
+    double vd = m->heads * (double)model_v_head_dim(m);
+    double f_fwd = 0, f_bwd = 0;
+    /* QKV, output projection */
+    f_fwd += gemm3(c, T, qd / t + 2 * kvd / kv_div, h);
+    f_bwd += gemm_bwd(c, T, qd / t + 2 * kvd / kv_div, h);
+    f_fwd += gemm3(c, T, h, vd / t);
+    f_bwd += gemm_bwd(c, T, h, vd / t);
+    /* attention over the whole sequence (context parallel: local queries) */
+    cost_op a = {.kind = OP_ATTN_PREFILL, .dt = c->dt, .batch = p->micro_batch,
+                 .heads = (int)(m->heads / t), .kv_heads = (int)(kvh / kv_div),
+                 .head_dim = model_qk_head_dim(m),
+                 .v_head_dim = model_v_head_dim(m),
+                 .q_len = (double)p->seq_len / p->cp, .kv_len = p->seq_len,
+                 .causal = true, .flash = p->flash_attn};
+    if (a.heads < 1)
+        a.heads = 1;
+    if (a.kv_heads < 1)
+        a.kv_heads = 1;
+    double at = op_s(c, &a);
+    v->attn_core += at;
+    f_fwd += at;
+    f_bwd += 2.5 * at; /* FlashAttention-2: 5 matmuls backward vs 2 */
+    /* MLP or experts */
+    double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
+    if (m->moe_experts > 0 && layer >= m->moe_dense_layers) {
+        double E = m->moe_experts / p->ep, k = m->moe_active;
+        double tok = T * k / E; /* tokens per local expert, balanced */
+        cost_op up = {.kind = OP_GEMM, .dt = c->dt, .m = tok,
+                      .n = per_ffn * m->moe_expert_ffn / t, .k = h, .batch = E};
+        cost_op dn = {.kind = OP_GEMM, .dt = c->dt, .m = tok, .n = h,
+                      .k = m->moe_expert_ffn / t, .batch = E};
+        double x = op_s(c, &up) + op_s(c, &dn);
+        f_fwd += x;
+        f_bwd += 2 * x;
+        if (m->moe_shared > 0) {
+            double sf = m->moe_shared * (double)m->moe_expert_ffn / t;
+            f_fwd += gemm3(c, T, per_ffn * sf, h) + gemm3(c, T, h, sf);
+            f_bwd += gemm_bwd(c, T, per_ffn * sf, h) + gemm_bwd(c, T, h, sf);
+        }
+        /* dispatch and combine, forward and backward */
+        double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * 2);
+        v->ep += 4 * a2a;
+    } else {
+        double f = m->ffn / t;
+        f_fwd += gemm3(c, T, per_ffn * f, h) + gemm3(c, T, h, f);
+        f_bwd += gemm_bwd(c, T, per_ffn * f, h) + gemm_bwd(c, T, h, f);
+        cost_op act = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = T * f,
+                       .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
+        double x = op_s(c, &act);
+        f_fwd += x;
+        f_bwd += 2 * x;
+    }
+    /* two norms and two residual adds (over the sequence shard with SP) */
+    double rows = p->sp ? T / t : T;
+    cost_op norm = {.kind = OP_NORM, .dt = c->dt, .elems = rows * h};
+    cost_op add = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = rows * h,
+                   .reads = 2, .writes = 1};
+    double x = 2 * op_s(c, &norm) + 2 * op_s(c, &add);
+    f_fwd += x;
+    f_bwd += 2 * x;
+    /* Megatron TP: an all-reduce after attention and after the MLP, each
+     * way; with SP a reduce-scatter + all-gather pair instead */
+    double bytes = T * h * 2;
+    double tp = p->sp ? coll_s(c, COLL_REDUCE_SCATTER, 0, bytes) +
+                            coll_s(c, COLL_ALL_GATHER, 0, bytes)
+                      : coll_s(c, COLL_ALL_REDUCE, 0, bytes);
+    v->tp += 4 * tp;
+    /* context parallel: K and V of each chunk go round the cp ring while
+     * attention runs (ring attention); only what outlasts it shows */
+    if (p->cp > 1) {
+        double kvb = (double)p->seq_len / p->cp * p->micro_batch * 2 * kvd /
+                     kv_div * 2;
+        double ring = (p->cp - 1) * coll_s(c, COLL_SEND_RECV, 3, kvb);
+        double exp_cp = ring > at ? ring - at : 0;
+        v->cp += 3 * exp_cp; /* forward, and twice the traffic backward */
+    }
+    v->fwd += f_fwd;
+    v->bwd += f_bwd;
+}
+
+static void vstage_cost(ctx *c, int vs, vcost *v)
+{
+    const model_spec *m = c->m;
+    const mem_train *p = c->p;
+    memset(v, 0, sizeof *v);
+    int per = m->layers / (c->P * c->V);
+    double T = c->tokens, h = m->hidden;
+    model_tensor tt[MODEL_MAX_TENSORS];
+    for (int l = vs * per; l < (vs + 1) * per; l++) {
+        layer_cost(c, l, v);
+        int n = model_layer_tensors(m, l, tt);
+        for (int i = 0; i < n; i++)
+            v->params += model_tensor_numel_per_gpu(m, &tt[i], p->tp, p->ep);
+    }
+    if (vs == 0) {
+        cost_op emb = {.kind = OP_EMBEDDING, .dt = c->dt, .elems = T * h};
+        double x = op_s(c, &emb);
+        v->fwd += x;
+        v->bwd += 2 * x;
+        v->params += (double)m->vocab * h / p->tp;
+    }
+    if (vs == c->P * c->V - 1) {
+        double vocab = m->vocab / (double)p->tp;
+        v->fwd += gemm3(c, T, vocab, h);
+        v->bwd += gemm_bwd(c, T, vocab, h);
+        cost_op ce = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = T * vocab};
+        v->fwd += op_s(c, &ce);
+        v->bwd += op_s(c, &ce);
+        if (!m->tied_embeddings || c->P * c->V > 1)
+            v->params += vocab * h;
+    }
+    /* recompute replays forward work inside the backward */
+    double re = p->recompute == RECOMPUTE_FULL ? v->fwd
+                : p->recompute == RECOMPUTE_SELECTIVE ? v->attn_core
+                                                      : 0;
+    v->bwd += re;
+    /* TP, EP and CP communication sit inside the ops, on the critical
+     * path: half in the forward, half in the backward (full recompute
+     * replays the forward's share) */
+    double fwd_comm = (v->tp + v->ep + v->cp) / 2;
+    v->fwd += fwd_comm;
+    v->bwd += fwd_comm * (p->recompute == RECOMPUTE_FULL ? 2 : 1);
+}
+
+/* ---- pipeline transfers ------------------------------------------------- */
+
+static void ignore_done(engine *e, void *c, uint64_t a)
+{
+    (void)e;
+    (void)c;
+    (void)a;
+}
+
+/* One microbatch's activations (or gradients) from stage a to stage b:
+ * every TP rank sends its 1/t slice at once (Megatron's scatter-gather). */
+static double p2p_s(ctx *c, int a, int b)
+{
+    const mem_train *p = c->p;
+    if (c->in->free_comm || a == b)
+        return 0;
+    double bytes = c->tokens * c->m->hidden * 2 / p->tp;
+    engine *eng = engine_create(64);
+    net *n = net_create(eng, c->in->t);
+    for (int k = 0; k < LINK_KIND_COUNT; k++)
+        net_scale_bw(n, (topo_link_kind)k, c->in->coll->link_eff[k]);
+    for (int i = 0; i < p->tp; i++)
+        net_flow(n, c->in->t->gpu_dev[rank_of(p, i, 0, 0, a)],
+                 c->in->t->gpu_dev[rank_of(p, i, 0, 0, b)], bytes, (uint32_t)i,
+                 ignore_done, NULL, 0);
+    engine_run(eng, INT64_MAX);
+    double s = engine_now(eng) * 1e-9;
+    net_destroy(n);
+    engine_destroy(eng);
+    return s;
+}
+
+/* ---- the step, event by event --------------------------------------------- */
+
+typedef struct sim {
+    ctx *c;
+    engine *eng;
+    vcost *vc;             /* [V·P] by virtual stage */
+    double *p2p_fwd;       /* [P]: stage s -> its next virtual stage's */
+    double *p2p_bwd;       /* [P]: stage s -> its previous virtual stage's */
+    sched_item **order;    /* [P][2·M·V] */
+    int *n_items, *next;   /* per stage */
+    bool *busy;
+    int64_t *fwd_in, *bwd_in; /* [V·P·M] arrival times, -1 = not yet */
+    int64_t *busy_ns, *end_ns, *last_bwd_start;
+    json_t *trace;
+} sim;
+
+static void try_start(sim *S, int s);
+
+static int64_t ns(double s) { return (int64_t)llround(s * 1e9); }
+
+static void on_arrive(engine *eng, void *ctx_, uint64_t arg)
+{
+    (void)eng;
+    try_start(ctx_, (int)arg);
+}
+
+static void on_finish(engine *eng, void *ctx_, uint64_t arg)
+{
+    sim *S = ctx_;
+    ctx *c = S->c;
+    int s = (int)arg, V = c->P * c->V;
+    const sched_item *it = &S->order[s][S->next[s]];
+    int vs = it->chunk * c->P + s;
+    int64_t now = engine_now(eng);
+    S->busy[s] = false;
+    S->next[s]++;
+    S->end_ns[s] = now;
+    if (!it->bwd && vs + 1 < V) {
+        int64_t at = now + ns(S->p2p_fwd[s]);
+        S->fwd_in[(size_t)(vs + 1) * c->M + it->mb] = at;
+        engine_at(eng, at, on_arrive, S, (uint64_t)((vs + 1) % c->P));
+    } else if (!it->bwd) { /* the last virtual stage turns around */
+        S->bwd_in[(size_t)vs * c->M + it->mb] = now;
+    } else if (vs > 0) {
+        int64_t at = now + ns(S->p2p_bwd[s]);
+        S->bwd_in[(size_t)(vs - 1) * c->M + it->mb] = at;
+        engine_at(eng, at, on_arrive, S, (uint64_t)((vs - 1) % c->P));
+    }
+    try_start(S, s);
+}
+
+static void trace_op(sim *S, int s, const sched_item *it, int64_t t0,
+                     int64_t dur)
+{
+    if (!S->trace)
+        return;
+    char name[48];
+    snprintf(name, sizeof name, "%s %d%s", it->bwd ? "B" : "F", it->mb,
+             S->c->V > 1 ? (it->chunk ? ".1" : ".0") : "");
+    if (S->c->V > 2)
+        snprintf(name, sizeof name, "%s %d.%d", it->bwd ? "B" : "F", it->mb,
+                 it->chunk);
+    json_t *ev = json_object();
+    json_object_set_new(ev, "name", json_string(name));
+    json_object_set_new(ev, "cat", json_string(it->bwd ? "backward" : "forward"));
+    json_object_set_new(ev, "ph", json_string("X"));
+    json_object_set_new(ev, "ts", json_real(t0 / 1e3));
+    json_object_set_new(ev, "dur", json_real(dur / 1e3));
+    json_object_set_new(ev, "pid", json_integer(s));
+    json_object_set_new(ev, "tid", json_integer(0));
+    json_array_append_new(S->trace, ev);
+}
+
+static void try_start(sim *S, int s)
+{
+    ctx *c = S->c;
+    if (S->busy[s] || S->next[s] >= S->n_items[s])
+        return;
+    const sched_item *it = &S->order[s][S->next[s]];
+    int vs = it->chunk * c->P + s;
+    int64_t now = engine_now(S->eng);
+    int64_t in = it->bwd ? S->bwd_in[(size_t)vs * c->M + it->mb]
+                 : vs == 0 ? 0
+                           : S->fwd_in[(size_t)vs * c->M + it->mb];
+    if (in < 0 || in > now)
+        return; /* its input's arrival will call again */
+    const vcost *v = &S->vc[vs];
+    int64_t dur = ns(it->bwd ? v->bwd : v->fwd);
+    S->busy[s] = true;
+    S->busy_ns[s] += dur;
+    if (it->bwd && S->next[s] == S->n_items[s] - 1)
+        S->last_bwd_start[s] = now;
+    trace_op(S, s, it, now, dur);
+    engine_after(S->eng, dur, on_finish, S, (uint64_t)s);
+}
+
+/* Runs the pipeline once; returns the time the last stage finishes. */
+static int64_t run_pipeline(sim *S)
+{
+    ctx *c = S->c;
+    size_t cells = (size_t)c->P * c->V * c->M;
+    for (size_t i = 0; i < cells; i++)
+        S->fwd_in[i] = S->bwd_in[i] = -1;
+    for (int s = 0; s < c->P; s++) {
+        S->next[s] = 0;
+        S->busy[s] = false;
+        S->busy_ns[s] = S->end_ns[s] = S->last_bwd_start[s] = 0;
+    }
+    S->eng = engine_create(1024);
+    for (int s = 0; s < c->P; s++)
+        engine_at(S->eng, 0, on_arrive, S, (uint64_t)s);
+    engine_run(S->eng, INT64_MAX);
+    int64_t end = 0;
+    for (int s = 0; s < c->P; s++) {
+        if (S->next[s] != S->n_items[s])
+            c->failed = 1; /* a dependency never resolved */
+        if (S->end_ns[s] > end)
+            end = S->end_ns[s];
+    }
+    return end;
+}
+
+static void sim_free(sim *S)
+{
+    if (S->order)
+        for (int s = 0; s < S->c->P; s++)
+            free(S->order[s]);
+    free(S->order);
+    free(S->vc);
+    free(S->p2p_fwd);
+    free(S->p2p_bwd);
+    free(S->n_items);
+    free(S->next);
+    free(S->busy);
+    free(S->fwd_in);
+    free(S->bwd_in);
+    free(S->busy_ns);
+    free(S->end_ns);
+    free(S->last_bwd_start);
+    engine_destroy(S->eng);
+}
+
+static int sim_alloc(sim *S, ctx *c)
+{
+    int P = c->P, V = c->V, M = c->M;
+    S->c = c;
+    S->vc = calloc((size_t)P * V, sizeof *S->vc);
+    S->p2p_fwd = calloc((size_t)P, sizeof(double));
+    S->p2p_bwd = calloc((size_t)P, sizeof(double));
+    S->order = calloc((size_t)P, sizeof *S->order);
+    S->n_items = calloc((size_t)P, sizeof(int));
+    S->next = calloc((size_t)P, sizeof(int));
+    S->busy = calloc((size_t)P, sizeof(bool));
+    S->fwd_in = malloc(sizeof(int64_t) * (size_t)P * V * M);
+    S->bwd_in = malloc(sizeof(int64_t) * (size_t)P * V * M);
+    S->busy_ns = calloc((size_t)P, sizeof(int64_t));
+    S->end_ns = calloc((size_t)P, sizeof(int64_t));
+    S->last_bwd_start = calloc((size_t)P, sizeof(int64_t));
+    if (!S->vc || !S->order || !S->fwd_in || !S->bwd_in || !S->busy_ns)
+        return -1;
+    for (int s = 0; s < P; s++) {
+        S->order[s] = malloc(sizeof(sched_item) * (size_t)(2 * M * V));
+        if (!S->order[s])
+            return -1;
+        S->n_items[s] = sched_order(c->p->schedule, P, s, M, V, S->order[s]);
+        if (S->n_items[s] < 0)
+            return err_set(c->e, "the interleaved schedule needs the number "
+                                 "of microbatches (%d) to be a multiple of "
+                                 "--pp %d (Megatron-LM's rule)", M, P);
+    }
+    return 0;
+}
+
+/* ---- data parallelism and the optimizer --------------------------------- */
+
+/* Gradient reduction and parameter gather of one stage, on its
+ * communication stream: (bucketed, time of each bucket), returning the
+ * reduce part (overlappable with the last backward) and the gather part
+ * (after the optimizer). */
+static void dp_cost(ctx *c, double params, double *reduce, double *gather)
+{
+    const mem_train *p = c->p;
+    *reduce = *gather = 0;
+    if (p->dp < 2)
+        return;
+    double gb = mem_grad_bytes_per_param(p);
+    double total = params * gb;
+    double bucket = p->bucket_bytes > 0 ? p->bucket_bytes : total;
+    int nb = (int)ceil(total / bucket);
+    double last = total - (nb - 1) * bucket;
+    coll_op red = p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
+    *reduce = (nb - 1) * coll_s(c, red, 1, bucket) + coll_s(c, red, 1, last);
+    if (p->zero >= 1) {
+        /* the updated 16-bit parameters, gathered back (ZeRO-3: once for
+         * the forward and once for the backward of the next step) */
+        double pb = params * 2;
+        int ng = (int)ceil(pb / bucket);
+        double g = (ng - 1) * coll_s(c, COLL_ALL_GATHER, 1, bucket) +
+                   coll_s(c, COLL_ALL_GATHER, 1, pb - (ng - 1) * bucket);
+        *gather = p->zero >= 3 ? 2 * g : g;
+    }
+}
+
+static double optimizer_s(ctx *c, double params)
+{
+    const mem_train *p = c->p;
+    double shard = p->zero >= 1 ? params / ((double)p->dp * p->cp) : params;
+    cost_op op = {.kind = OP_OPTIMIZER, .dt = DT_FP32, .elems = shard};
+    return op_s(c, &op);
+}
+
+/* ---- the whole step ------------------------------------------------------ */
+
+static int check_inputs(const train_input *in, llm_err *e)
+{
+    const mem_train *p = in->plan;
+    if (mem_train_check(in->m, p, e))
+        return -1;
+    int need = mem_train_gpus(p);
+    if (need > in->t->ngpu)
+        return err_set(e, "the plan needs %d GPUs (tp %d x pp %d x dp %d x "
+                          "cp %d) but %s has %d (use --nodes)",
+                       need, p->tp, p->pp, p->dp, p->cp, in->t->name,
+                       in->t->ngpu);
+    if (p->global_batch > 0 && p->global_batch % (p->micro_batch * p->dp))
+        return err_set(e, "--global-batch %d is not a multiple of micro-batch "
+                          "x dp = %d", p->global_batch, p->micro_batch * p->dp);
+    return 0;
+}
+
+static void write_trace(sim *S, const train_input *in, const double *dp_start,
+                        const double *dp_len, llm_err *e)
+{
+    for (int s = 0; s < S->c->P; s++) {
+        if (dp_len[s] <= 0)
+            continue;
+        json_t *ev = json_object();
+        json_object_set_new(ev, "name", json_string("DP gradient reduce"));
+        json_object_set_new(ev, "cat", json_string("communication"));
+        json_object_set_new(ev, "ph", json_string("X"));
+        json_object_set_new(ev, "ts", json_real(dp_start[s] * 1e6));
+        json_object_set_new(ev, "dur", json_real(dp_len[s] * 1e6));
+        json_object_set_new(ev, "pid", json_integer(s));
+        json_object_set_new(ev, "tid", json_integer(1));
+        json_array_append_new(S->trace, ev);
+    }
+    for (int s = 0; s < S->c->P; s++)
+        for (int k = 0; k < 2; k++) {
+            json_t *m = json_object();
+            json_object_set_new(m, "name", json_string("thread_name"));
+            json_object_set_new(m, "ph", json_string("M"));
+            json_object_set_new(m, "pid", json_integer(s));
+            json_object_set_new(m, "tid", json_integer(k));
+            json_t *a = json_object();
+            json_object_set_new(a, "name", json_string(k ? "communication stream"
+                                                         : "compute stream"));
+            json_object_set_new(m, "args", a);
+            json_array_append_new(S->trace, m);
+            json_t *pn = json_object();
+            char label[64];
+            snprintf(label, sizeof label, "pipeline stage %d (TP group)", s);
+            json_object_set_new(pn, "name", json_string("process_name"));
+            json_object_set_new(pn, "ph", json_string("M"));
+            json_object_set_new(pn, "pid", json_integer(s));
+            json_t *b = json_object();
+            json_object_set_new(b, "name", json_string(label));
+            json_object_set_new(pn, "args", b);
+            json_array_append_new(S->trace, pn);
+        }
+    json_t *root = json_object();
+    json_object_set_new(root, "traceEvents", json_incref(S->trace));
+    json_object_set_new(root, "displayTimeUnit", json_string("ms"));
+    util_outfile o;
+    if (util_out_open(&o, in->trace_path, e) == 0) {
+        json_dumpf(root, o.fp, JSON_COMPACT);
+        util_out_commit(&o, e);
+    }
+    json_decref(root);
+}
+
+int train_simulate(const train_input *in, train_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (check_inputs(in, e))
+        return -1;
+    const mem_train *p = in->plan;
+    ctx c = {.in = in, .m = in->m, .p = p, .P = p->pp,
+             .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
+    c.M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
+                              : p->pp;
+    c.tokens = (double)p->seq_len / p->cp * p->micro_batch;
+    c.dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
+    if (!gpu_supports_dtype(in->gpu, c.dt, NULL) && c.dt == DT_FP8)
+        return err_set(e, "--precision fp8 on %s: no FP8 tensor cores",
+                       in->gpu->name);
+    sim S;
+    memset(&S, 0, sizeof S);
+    if (sim_alloc(&S, &c)) {
+        sim_free(&S);
+        return e->msg[0] ? -1 : err_set(e, "out of memory");
+    }
+    for (int vs = 0; vs < c.P * c.V && !c.failed; vs++)
+        vstage_cost(&c, vs, &S.vc[vs]);
+    for (int s = 0; s < c.P && !c.failed; s++) {
+        /* next and previous virtual stages live on s+1 and s-1 (mod P) */
+        S.p2p_fwd[s] = p2p_s(&c, s, (s + 1) % c.P);
+        S.p2p_bwd[s] = p2p_s(&c, s, (s + c.P - 1) % c.P);
+    }
+    if (c.failed) {
+        sim_free(&S);
+        return -1;
+    }
+    /* once with free pipeline transfers, to see what they expose */
+    double *keep_f = malloc(sizeof(double) * (size_t)c.P);
+    double *keep_b = malloc(sizeof(double) * (size_t)c.P);
+    memcpy(keep_f, S.p2p_fwd, sizeof(double) * (size_t)c.P);
+    memcpy(keep_b, S.p2p_bwd, sizeof(double) * (size_t)c.P);
+    memset(S.p2p_fwd, 0, sizeof(double) * (size_t)c.P);
+    memset(S.p2p_bwd, 0, sizeof(double) * (size_t)c.P);
+    int64_t t_free = run_pipeline(&S);
+    r->events += engine_events_run(S.eng);
+    engine_destroy(S.eng);
+    memcpy(S.p2p_fwd, keep_f, sizeof(double) * (size_t)c.P);
+    memcpy(S.p2p_bwd, keep_b, sizeof(double) * (size_t)c.P);
+    free(keep_f);
+    free(keep_b);
+    if (in->trace_path)
+        S.trace = json_array();
+    int64_t t_pipe = run_pipeline(&S);
+    r->events += engine_events_run(S.eng);
+    if (c.failed) {
+        sim_free(&S);
+        json_decref(S.trace);
+        return err_set(e, "the pipeline deadlocked (internal error)");
+    }
+
+    /* per stage: gradient reduction from the last backward on, optimizer,
+     * parameter gather */
+    double step = 0, busy_max = 0;
+    int crit = 0;
+    double *dp_start = calloc((size_t)c.P, sizeof(double));
+    double *dp_len = calloc((size_t)c.P, sizeof(double));
+    double dp_exposed = 0;
+    for (int s = 0; s < c.P; s++) {
+        double params = 0;
+        for (int k = 0; k < c.V; k++)
+            params += S.vc[k * c.P + s].params;
+        double red, gat;
+        dp_cost(&c, params, &red, &gat);
+        double comp_end = S.end_ns[s] * 1e-9;
+        /* overlapped with the last backward (Megatron's distributed DDP),
+         * or after it (the "local" DDP of the SC21 runs) */
+        dp_start[s] = p->no_overlap_grad_reduce ? comp_end
+                                                : S.last_bwd_start[s] * 1e-9;
+        dp_len[s] = red;
+        double red_end = dp_start[s] + red;
+        double end = (red_end > comp_end ? red_end : comp_end) +
+                     optimizer_s(&c, params) + gat;
+        double exposed = end - comp_end - optimizer_s(&c, params);
+        if (end > step) {
+            step = end;
+            crit = s;
+            dp_exposed = exposed;
+        }
+        if (S.busy_ns[s] * 1e-9 > busy_max)
+            busy_max = S.busy_ns[s] * 1e-9;
+        r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P;
+    }
+    (void)crit;
+    if (in->trace_path)
+        write_trace(&S, in, dp_start, dp_len, e);
+    free(dp_start);
+    free(dp_len);
+
+    /* the report */
+    int gpus = mem_train_gpus(p);
+    double seqs = (double)c.M * p->micro_batch * p->dp;
+    double tokens = seqs * p->seq_len;
+    double fwd = model_flops_per_token_fwd(in->m, p->seq_len);
+    double attn = fwd - model_flops_per_token_dense(in->m);
+    double model_flops = 3 * fwd * tokens;
+    double re = p->recompute == RECOMPUTE_FULL ? fwd
+                : p->recompute == RECOMPUTE_SELECTIVE ? attn
+                                                      : 0;
+    double peak = in->gpu->peak_flops[c.dt];
+    r->step_s = step;
+    r->microbatches = c.M;
+    r->tokens_per_s = tokens / step;
+    r->samples_per_s = seqs / step;
+    r->model_tflops_per_gpu = model_flops / step / gpus / 1e12;
+    r->hw_tflops_per_gpu = (model_flops + re * tokens) / step / gpus / 1e12;
+    r->mfu = model_flops / step / gpus / peak;
+    r->bubble_fraction = busy_max > 0 ? (t_pipe * 1e-9 - busy_max) / busy_max
+                                      : 0;
+    const vcost *v0 = &S.vc[0];
+    double tp = 0, ep = 0, cp = 0;
+    for (int vs = 0; vs < c.P * c.V; vs += c.P) { /* stage 0's chunks */
+        tp += S.vc[vs].tp;
+        ep += S.vc[vs].ep;
+        cp += S.vc[vs].cp;
+    }
+    double rec = p->recompute == RECOMPUTE_FULL ? 1.5 : 1.0;
+    r->exposed_comm_s[COMM_TP] = tp * c.M * rec;
+    r->exposed_comm_s[COMM_EP] = ep * c.M * rec;
+    r->exposed_comm_s[COMM_CP] = cp * c.M * rec;
+    r->exposed_comm_s[COMM_PP] = (t_pipe - t_free) * 1e-9;
+    r->exposed_comm_s[COMM_DP] = dp_exposed > 0 ? dp_exposed : 0;
+    r->fwd_s = v0->fwd;
+    r->bwd_s = v0->bwd;
+    /* nvidia-smi's GPU-Util: any kernel running (NCCL ones included) */
+    double active = busy_max + r->exposed_comm_s[COMM_DP] +
+                    optimizer_s(&c, v0->params);
+    r->gpu_util = active / step > 1 ? 1 : active / step;
+    r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);
+    mem_train_breakdown(in->m, p, in->overhead, &r->memory);
+    r->memory_peak_bytes = r->memory.total;
+    json_decref(S.trace);
+    sim_free(&S);
+    return c.failed ? -1 : 0;
+}

@@ -1,0 +1,63 @@
+/* train — one training step of a parallel plan, simulated on the engine.
+ *
+ * One data-parallel replica is simulated: each pipeline stage stands for
+ * its TP group (the TP ranks of a stage are symmetric).  Each stage runs
+ * its schedule (sched.c) on a compute stream; an op starts when the stage
+ * is free and its input has arrived.  Op times come from the cost model
+ * (every GEMM, attention, norm, activation, residual, embedding and loss
+ * kernel of the layers on the stage, TP-sharded); Megatron's TP
+ * collectives sit on the critical path inside each op; pipeline
+ * activations and gradients travel as flows on the topology (one per TP
+ * rank, Megatron's scatter-gather); each stage's data-parallel gradient
+ * reduction runs on a communication stream in buckets, overlapped with the
+ * last microbatch's backward, then the optimizer step.  Collective times
+ * come from the flow-level network (coll.c), simulated once per distinct
+ * (group, op, size) on the otherwise idle network. */
+#ifndef LLMSIM_TRAIN_H
+#define LLMSIM_TRAIN_H
+
+#include "coll.h"
+#include "cost.h"
+#include "mem.h"
+#include "model.h"
+#include "topo.h"
+
+enum { COMM_TP, COMM_PP, COMM_DP, COMM_CP, COMM_EP, COMM_KINDS };
+extern const char *const train_comm_names[COMM_KINDS];
+
+typedef struct train_input {
+    const model_spec *m;
+    const mem_train *plan;
+    topo *t;
+    const gpu_spec *gpu;
+    const cost_calib *cost;
+    const coll_calib *coll;
+    const mem_overhead *overhead;
+    bool free_comm;          /* every transfer takes no time (tests) */
+    const char *trace_path;  /* Chrome trace JSON, or NULL */
+} train_input;
+
+typedef struct train_result {
+    double step_s, tokens_per_s, samples_per_s;
+    double model_tflops_per_gpu, hw_tflops_per_gpu, mfu;
+    double bubble_fraction;   /* (span - busy) / busy on the busiest stage */
+    double exposed_comm_s[COMM_KINDS];
+    double gpu_util;          /* any kernel running, communication included */
+    double sm_efficiency;     /* model FLOPs / (busy time x peak) */
+    double memory_peak_bytes;
+    mem_result memory;
+    double fwd_s, bwd_s;      /* one microbatch on the busiest stage */
+    int microbatches;
+    double dp_bytes_per_gpu;  /* bytes each GPU sends for gradients/params */
+    uint64_t events;
+} train_result;
+
+int train_simulate(const train_input *in, train_result *r, llm_err *e);
+
+/* Data-parallel bytes one GPU sends per step for its Ψ parameters (ring
+ * algorithms): all-reduce 2Ψ(n-1)/n; ZeRO-1/2 reduce-scatter + all-gather,
+ * the same; ZeRO-3 adds a second all-gather for the backward: 3Ψ(n-1)/n,
+ * 1.5x (Rajbhandari et al. §7). */
+double train_dp_bytes(const mem_train *p, double params, double bytes_each);
+
+#endif
