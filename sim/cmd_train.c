@@ -187,14 +187,19 @@ static void print_human(const model_spec *m, const topo *t,
     printf("\n  GPU-Util           %10.1f%%  (SM efficiency %.1f%% of peak "
            "while busy)\n",
            100 * r->gpu_util, 100 * r->sm_efficiency);
-    printf("  memory peak        %10.2f GiB per GPU on stage %d (of %.1f)\n",
+    printf("  memory peak        %10.2f GiB per GPU on stage %d (of %.1f)%s\n",
            r->memory_peak_bytes / GiB, r->memory.stage,
-           t->gpu ? t->gpu->memory_bytes / GiB : 0);
+           t->gpu ? t->gpu->memory_bytes / GiB : 0,
+           t->gpu && r->memory_peak_bytes > t->gpu->memory_bytes
+               ? "  DOES NOT FIT: see `llmsim memory --train` for remedies"
+               : "");
 }
 
-static json_t *as_json(const train_result *r)
+static json_t *as_json(const train_result *r, const topo *t)
 {
     json_t *j = json_object();
+    json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
+                                                              t->gpu->memory_bytes));
     json_object_set_new(j, "step_time_s", json_real(r->step_s));
     json_object_set_new(j, "tokens_per_s", json_real(r->tokens_per_s));
     json_object_set_new(j, "samples_per_s", json_real(r->samples_per_s));
@@ -243,7 +248,7 @@ static int run(int argc, char **argv, llm_err *e)
     if (train_simulate(&in, &r, e))
         goto out;
     if (o.json)
-        cmd_print_json(as_json(&r));
+        cmd_print_json(as_json(&r, t));
     else
         print_human(&m, t, &o.plan, &r);
     rc = EXIT_OK;

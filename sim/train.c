@@ -490,10 +490,10 @@ static int check_inputs(const train_input *in, llm_err *e)
     if (mem_train_check(in->m, p, e))
         return -1;
     int need = mem_train_gpus(p);
-    if (need > in->t->ngpu)
-        return err_set(e, "the plan needs %d GPUs (tp %d x pp %d x dp %d x "
-                          "cp %d) but %s has %d (use --nodes)",
-                       need, p->tp, p->pp, p->dp, p->cp, in->t->name,
+    if (need != in->t->ngpu)
+        return err_set(e, "tp %d x pp %d x dp %d x cp %d = %d GPUs, but %s has "
+                          "%d (expected equal: change the plan or --nodes)",
+                       p->tp, p->pp, p->dp, p->cp, need, in->t->name,
                        in->t->ngpu);
     if (p->global_batch > 0 && p->global_batch % (p->micro_batch * p->dp))
         return err_set(e, "--global-batch %d is not a multiple of micro-batch "
@@ -501,8 +501,8 @@ static int check_inputs(const train_input *in, llm_err *e)
     return 0;
 }
 
-static void write_trace(sim *S, const train_input *in, const double *dp_start,
-                        const double *dp_len, llm_err *e)
+static int write_trace(sim *S, const train_input *in, const double *dp_start,
+                       const double *dp_len, llm_err *e)
 {
     for (int s = 0; s < S->c->P; s++) {
         if (dp_len[s] <= 0)
@@ -544,11 +544,13 @@ static void write_trace(sim *S, const train_input *in, const double *dp_start,
     json_object_set_new(root, "traceEvents", json_incref(S->trace));
     json_object_set_new(root, "displayTimeUnit", json_string("ms"));
     util_outfile o;
-    if (util_out_open(&o, in->trace_path, e) == 0) {
+    int rc = util_out_open(&o, in->trace_path, e);
+    if (rc == 0) {
         json_dumpf(root, o.fp, JSON_COMPACT);
-        util_out_commit(&o, e);
+        rc = util_out_commit(&o, e);
     }
     json_decref(root);
+    return rc;
 }
 
 int train_simulate(const train_input *in, train_result *r, llm_err *e)
@@ -640,10 +642,15 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P;
     }
     (void)crit;
-    if (in->trace_path)
-        write_trace(&S, in, dp_start, dp_len, e);
+    if (in->trace_path && write_trace(&S, in, dp_start, dp_len, e))
+        c.failed = 1;
     free(dp_start);
     free(dp_len);
+    if (c.failed) {
+        json_decref(S.trace);
+        sim_free(&S);
+        return -1;
+    }
 
     /* the report */
     int gpus = mem_train_gpus(p);

@@ -249,5 +249,38 @@ for f in missing-column negative-efficiency efficiency-above-one; do
     quiet
 done
 
+# training
+run 0 train-gpt3 -- train --model gpt3-175b --cluster dgx-a100 --nodes 128 \
+    --tp 8 --pp 8 --dp 16 --micro-batch 1 --global-batch 1536 --seq-len 2048 \
+    --recompute full --trace "$tmp/trace.json"
+has 'step time +[0-9.]+ s'
+has 'pipeline bubble'
+has 'memory peak'
+if grep -q '"traceEvents"' "$tmp/trace.json" && grep -q '"name":"B 95"' "$tmp/trace.json"; then ok; else
+    bad "trace lacks the events"; fi
+run 0 train-json -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
+    --dp 2 --global-batch 16 --seq-len 4096 --json
+has '"step_time_s": '
+has '"exposed_comm_s": \{'
+has '"mfu": 0\.[0-9]'
+cp "$tmp/out" "$tmp/first.json"
+run 0 train-deterministic -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
+    --dp 2 --global-batch 16 --seq-len 4096 --json
+if cmp -s "$tmp/out" "$tmp/first.json"; then ok; else bad "two runs differ"; fi
+run 1 train-gpu-count -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --dp 1
+has 'tp 2 x pp 2 x dp 1 x cp 1 = 4 GPUs, but dgx-h100 x 1 has 8'
+quiet
+run 1 train-tp-heads -- train --model llama-2-7b --cluster dgx-h100 --tp 8 --pp 1 --dp 1 --seq-len 4096 --tp 3 --dp 8 --pp 1
+has 'does not divide the 32 attention heads'
+run 1 train-pp-layers -- train --model llama-2-7b --cluster dgx-h100 --tp 1 --pp 3 --dp 1
+has '--pp 3 does not divide the 32 layers'
+run 1 train-batch -- train --model llama-2-7b --cluster dgx-h100 --tp 1 --pp 1 --dp 8 --global-batch 12
+has '--global-batch 12 is not a multiple'
+run 1 train-trace-unwritable -- train --model llama-2-7b --cluster dgx-h100 --dp 8 --trace /nonexistent/t.json
+has 'cannot create'
+quiet
+run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
+has 'DOES NOT FIT'
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
