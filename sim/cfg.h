@@ -10,6 +10,7 @@
 #include "model.h"
 #include "coll.h"
 #include "cost.h"
+#include "mem.h"
 #include "topo.h"
 
 /* Loads topologies/gpus.cfg (or any file in that format). */
@@ -43,5 +44,17 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
  * and launch.tsv). */
 int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
                       cost_calib *c, llm_err *e);
+
+/* An experiment file (in configs/): what `llmsim train` simulates. */
+typedef struct cfg_experiment {
+    char model[256], cluster[256];
+    int nodes; /* 0 = as the cluster file says */
+    mem_train plan;
+} cfg_experiment;
+
+/* Fills x over its current values; `sets` are "key.path=value" overrides
+ * applied to the file before it is read. */
+int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
+                        cfg_experiment *x, llm_err *e);
 
 #endif

@@ -8,13 +8,14 @@
 #include "util.h"
 
 static const char usage[] =
-    "usage: llmsim train --model M --cluster C [--nodes N] --tp N --pp N --dp N\n"
+    "usage: llmsim train EXPERIMENT.cfg [--set key=value ...] [options]\n"
+    "       llmsim train --model M --cluster C [--nodes N] --tp N --pp N --dp N\n"
     "           [--cp N] [--ep N] [--sp] --micro-batch N --global-batch N\n"
     "           --seq-len N [--recompute none|selective|full] [--zero 0..3]\n"
     "           [--schedule gpipe|1f1b|interleaved] [--vpp N]\n"
     "           [--precision bf16|fp16|fp8|fp32] [--optimizer adamw|...]\n"
     "           [--no-flash-attn] [--bucket-mb X] [--no-overlap-grad-reduce]\n"
-    "           [--trace FILE.json] [--json]\n\n"
+    "           [--trace FILE.json] [--timeline FILE.csv] [--json]\n\n"
     "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
     "microbatch order (GPipe, 1F1B or interleaved 1F1B) on its compute\n"
     "stream; op times come from the calibrated cost model, TP/EP/CP\n"
@@ -22,11 +23,17 @@ static const char usage[] =
     "cluster's topology, and each stage's data-parallel gradient reduction\n"
     "overlaps the last microbatch's backward on a communication stream.\n"
     "One data-parallel replica is simulated (they are identical).\n\n"
+    "An experiment file (configs/*.cfg) names model, cluster, nodes and a\n"
+    "parallel = { ... } group whose keys are the options' names with\n"
+    "underscores (micro_batch, global_batch, seq_len, overlap_grad_reduce,\n"
+    "bucket_mb, ...); --set parallel.tp=4 changes one before it is read, and\n"
+    "options given on the command line win over both.\n\n"
     "Reports step time, tokens/s, model TFLOP/s per GPU and MFU (Narayanan et\n"
     "al.: 3 x forward FLOPs, no recompute), hardware TFLOP/s with recompute,\n"
     "the pipeline bubble, exposed communication per kind, GPU-Util as\n"
     "nvidia-smi shows it, and the memory peak (as `llmsim memory`).  --trace\n"
-    "writes Chrome trace-event JSON (open it in Perfetto).\n\n"
+    "writes Chrome trace-event JSON (open it in Perfetto); --timeline the ops\n"
+    "as CSV for plots/timeline.gp.\n\n"
     "JSON keys: step_time_s, tokens_per_s, model_tflops_per_gpu,\n"
     "hw_tflops_per_gpu, mfu, memory_peak_bytes, bubble_fraction, gpu_util,\n"
     "exposed_comm_s {tp, pp, dp, cp, ep}.\n";
@@ -34,11 +41,13 @@ static const char usage[] =
 enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
     T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
-    T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP
+    T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE
 };
 
 typedef struct topts {
-    const char *model, *cluster, *trace;
+    const char *model, *cluster, *trace, *file, *timeline;
+    const char *sets[64];
+    int nsets;
     long nodes;
     int json;
     mem_train plan;
@@ -117,12 +126,18 @@ static int parse_one(topts *o, int ch, const char *v, llm_err *e)
         p->bucket_bytes = x * MiB;
         return 0;
     case T_TRACE: o->trace = v; return 0;
+    case T_TIMELINE: o->timeline = v; return 0;
     case T_JSON: o->json = 1; return 0;
+    case T_SET:
+        if (o->nsets >= 64)
+            return err_set(e, "--set: at most 64");
+        o->sets[o->nsets++] = v;
+        return 0;
     }
     return -1;
 }
 
-static int parse(int argc, char **argv, topts *o, llm_err *e)
+static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
 {
     static const struct option opts[] = {
         {"model", 1, 0, T_MODEL}, {"cluster", 1, 0, T_CLUSTER},
@@ -135,7 +150,8 @@ static int parse(int argc, char **argv, topts *o, llm_err *e)
         {"precision", 1, 0, T_PREC}, {"optimizer", 1, 0, T_OPT},
         {"no-flash-attn", 0, 0, T_NOFA}, {"bucket-mb", 1, 0, T_BUCKET},
         {"trace", 1, 0, T_TRACE}, {"json", 0, 0, T_JSON},
-        {"no-overlap-grad-reduce", 0, 0, T_NOOVERLAP}, {0, 0, 0, 0},
+        {"no-overlap-grad-reduce", 0, 0, T_NOOVERLAP},
+        {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE}, {0, 0, 0, 0},
     };
     int ch;
     optind = 1;
@@ -148,9 +164,11 @@ static int parse(int argc, char **argv, topts *o, llm_err *e)
         if (parse_one(o, ch, optarg, e))
             return -1;
     }
-    if (optind < argc)
-        return err_set(e, "unexpected argument \"%s\"", argv[optind]);
-    if (!o->model || !o->cluster)
+    if (optind < argc - 1)
+        return err_set(e, "unexpected argument \"%s\"", argv[optind + 1]);
+    if (optind == argc - 1)
+        o->file = argv[optind];
+    if (final && (!o->model || !o->cluster))
         return err_set(e, "--model and --cluster are required (see `llmsim "
                           "help train`)");
     return 0;
@@ -224,10 +242,29 @@ static json_t *as_json(const train_result *r, const topo *t)
 
 static int run(int argc, char **argv, llm_err *e)
 {
+    /* defaults, then the experiment file (with its --set), then options */
     topts o;
     memset(&o, 0, sizeof o);
     mem_train_defaults(&o.plan);
-    if (parse(argc, argv, &o, e))
+    if (parse(argc, argv, &o, false, e))
+        return EXIT_BAD_INPUT;
+    cfg_experiment x;
+    memset(&x, 0, sizeof x);
+    if (o.file) {
+        mem_train_defaults(&x.plan);
+        if (cfg_load_experiment(o.file, o.sets, o.nsets, &x, e))
+            return EXIT_BAD_INPUT;
+    } else if (o.nsets) {
+        return err_set(e, "--set needs an experiment file"), EXIT_BAD_INPUT;
+    }
+    memset(&o, 0, sizeof o);
+    o.plan = x.plan;
+    if (!x.model[0])
+        mem_train_defaults(&o.plan);
+    o.model = x.model[0] ? x.model : NULL;
+    o.cluster = x.cluster[0] ? x.cluster : NULL;
+    o.nodes = x.nodes;
+    if (parse(argc, argv, &o, true, e))
         return EXIT_BAD_INPUT;
     model_spec m;
     gpu_catalog cat;
@@ -243,7 +280,8 @@ static int run(int argc, char **argv, llm_err *e)
     if (!t || cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
         goto out;
-    train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.trace};
+    train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.trace,
+                      o.timeline};
     train_result r;
     if (train_simulate(&in, &r, e))
         goto out;

@@ -285,6 +285,7 @@ typedef struct sim {
     int64_t *fwd_in, *bwd_in; /* [V·P·M] arrival times, -1 = not yet */
     int64_t *busy_ns, *end_ns, *last_bwd_start;
     json_t *trace;
+    FILE *timeline; /* stage,kind,microbatch,chunk,start_ms,end_ms */
 } sim;
 
 static void try_start(sim *S, int s);
@@ -325,6 +326,10 @@ static void on_finish(engine *eng, void *ctx_, uint64_t arg)
 static void trace_op(sim *S, int s, const sched_item *it, int64_t t0,
                      int64_t dur)
 {
+    if (S->timeline)
+        fprintf(S->timeline, "%d,%s,%d,%d,%.6f,%.6f\n", s,
+                it->bwd ? "backward" : "forward", it->mb, it->chunk, t0 / 1e6,
+                (t0 + dur) / 1e6);
     if (!S->trace)
         return;
     char name[48];
@@ -601,7 +606,21 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     free(keep_b);
     if (in->trace_path)
         S.trace = json_array();
+    util_outfile tl;
+    if (in->timeline_path) {
+        if (util_out_open(&tl, in->timeline_path, e)) {
+            sim_free(&S);
+            return -1;
+        }
+        S.timeline = tl.fp;
+        fprintf(tl.fp, "stage,kind,microbatch,chunk,start_ms,end_ms\n");
+    }
     int64_t t_pipe = run_pipeline(&S);
+    if (S.timeline) {
+        S.timeline = NULL;
+        if (util_out_commit(&tl, e))
+            c.failed = 1;
+    }
     r->events += engine_events_run(S.eng);
     if (c.failed) {
         sim_free(&S);

@@ -35,6 +35,7 @@ typedef struct train_input {
     const mem_overhead *overhead;
     bool free_comm;          /* every transfer takes no time (tests) */
     const char *trace_path;  /* Chrome trace JSON, or NULL */
+    const char *timeline_path; /* CSV of ops for plots/timeline.gp, or NULL */
 } train_input;
 
 typedef struct train_result {

@@ -81,15 +81,17 @@ kernels() {
 training() {
     f=tests/validation/training.tsv
     [ -f "$f" ] || return 0
-    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite model cluster nodes tp pp dp sp mb gb seq rc sched vpp layers hidden vocab metric measured unit source overlap notes; do
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite model cluster nodes tp pp dp sp mb gb seq rc sched vpp layers hidden vocab metric measured unit source overlap zero notes; do
         [ -n "$id" ] || continue
         set -- --model "$model" --cluster "$cluster" --nodes "$nodes" --tp "$tp" \
             --pp "$pp" --dp "$dp" --micro-batch "$mb" --global-batch "$gb" \
-            --seq-len "$seq" --recompute "$rc" --schedule "$sched" --json \
-            --no-flash-attn
+            --seq-len "$seq" --recompute "$rc" --schedule "$sched" --json
         [ "$sp" = 1 ] && set -- "$@" --sp
         [ "$vpp" -gt 1 ] && set -- "$@" --vpp "$vpp"
         [ "$overlap" = 0 ] && set -- "$@" --no-overlap-grad-reduce
+        set -- "$@" --zero "$zero"
+        # FlashAttention only for runs after it reached the frameworks
+        case "$id" in sc21-* | kort-*) set -- "$@" --no-flash-attn ;; esac
         json=$($L train "$@" 2>&1)
         step=$(echo "$json" | sed -n 's/^  "step_time_s": \([0-9.eE+-]*\).*/\1/p')
         if [ -z "$step" ]; then
@@ -101,6 +103,9 @@ training() {
                 -v V="$vocab" -v t="$step" -v g="$((tp * pp * dp))" 'BEGIN {
                     F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
                     printf "%.2f", F / t / g / 1e12 }')
+        elif [ "$metric" = tokens_per_s_per_gpu ]; then
+            tps=$(echo "$json" | sed -n 's/^  "tokens_per_s": \([0-9.eE+-]*\).*/\1/p')
+            pred=$(awk -v x="$tps" -v g="$((tp * pp * dp))" 'BEGIN { printf "%.1f", x / g }')
         else
             pred=$(awk -v t="$step" 'BEGIN { printf "%.3f", t }')
         fi

@@ -13,6 +13,7 @@
 #include "cfg.h"
 #include "coll.h"
 #include "engine.h"
+#include "train.h"
 
 typedef struct hold {
     gsl_rng *rng;
@@ -123,6 +124,44 @@ static topo *one_switch(int n, const gpu_catalog *cat)
     return topo_build(&s, gpu_find(cat, "h100-sxm"), 1, &f, why, sizeof why);
 }
 
+/* One training step; prints wall time and events. */
+static void bench_train(const char *what, const char *model_name,
+                        const char *node, int nodes, mem_train p,
+                        gpu_catalog *cat)
+{
+    llm_err e;
+    model_spec m;
+    char path[256];
+    snprintf(path, sizeof path, "models/%s.cfg", model_name);
+    if (cfg_load_model(path, &m, &e)) {
+        printf("%s: %s\n", what, e.msg);
+        return;
+    }
+    topo *t = load(node, nodes, cat);
+    cost_calib cc;
+    coll_calib kc;
+    mem_overhead ov;
+    mem_overhead_defaults(&ov);
+    if (!t || cfg_load_cost_calib(".", cat, t->gpu, &cc, &e) ||
+        cfg_load_coll_calib(".", t, &kc, &e)) {
+        printf("%s: %s\n", what, e.msg);
+        topo_destroy(t);
+        return;
+    }
+    train_input in = {&m, &p, t, t->gpu, &cc, &kc, &ov, false, NULL, NULL};
+    train_result r;
+    double t0 = now_s();
+    int rc = train_simulate(&in, &r, &e);
+    double dt = now_s() - t0;
+    if (rc)
+        printf("%s: %s\n", what, e.msg);
+    else
+        printf("%-58s %8.3f s wall, %9llu events; step %.2f s, MFU %.1f%%\n",
+               what, dt, (unsigned long long)r.events, r.step_s, 100 * r.mfu);
+    cost_calib_free(&cc);
+    topo_destroy(t);
+}
+
 int main(void)
 {
     gpu_catalog cat;
@@ -149,6 +188,18 @@ int main(void)
                    true, 1 << 30);
         topo_destroy(t);
     }
+    mem_train p;
+    mem_train_defaults(&p);
+    p.tp = 8, p.pp = 8, p.dp = 16, p.global_batch = 1536, p.seq_len = 2048;
+    p.recompute = RECOMPUTE_FULL;
+    bench_train("train: GPT-3 175B, 1,024 A100 (TP 8, PP 8, DP 16, 1F1B)",
+                "gpt3-175b", "dgx-a100", 128, p, &cat);
+    mem_train_defaults(&p);
+    p.tp = 8, p.pp = 14, p.dp = 144, p.sp = true, p.global_batch = 2016;
+    p.seq_len = 8192, p.schedule = SCHED_INTERLEAVED, p.vpp = 3;
+    p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
+    bench_train("train: Llama-3.1 405B, 16,128 H100 (TP 8, PP 14 x 3, DP 144)",
+                "llama-3.1-405b", "dgx-h100", 2016, p, &cat);
     gpu_catalog_free(&cat);
 
     /* three runs, median reported: a shared VM is noisy */

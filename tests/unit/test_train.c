@@ -56,7 +56,7 @@ static void env_close(env *v)
 static train_result run(env *v, const mem_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
-                      free_comm, NULL};
+                      free_comm, NULL, NULL};
     train_result r;
     llm_err e;
     if (train_simulate(&in, &r, &e) != 0) {
@@ -201,7 +201,7 @@ static void test_bad_plans(void **state)
     mem_train p;
     mem_train_defaults(&p);
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      NULL};
+                      NULL, NULL};
     train_result r;
     llm_err e;
     p.tp = 4; /* 4 GPUs on an 8-GPU node */

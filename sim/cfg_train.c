@@ -1,0 +1,141 @@
+/* Experiment files for `llmsim train`: model, cluster, node count and the
+ * parallel plan, with --set overrides applied to the parsed file. */
+#include <libconfig.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg.h"
+#include "cfg_util.h"
+#include "util.h"
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const char *const root_keys[] = {"model", "cluster", "nodes",
+                                        "parallel", "description"};
+static const char *const plan_keys[] = {
+    "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "micro_batch", "global_batch",
+    "seq_len", "schedule", "zero", "recompute", "precision", "optimizer",
+    "flash_attn", "overlap_grad_reduce", "bucket_mb"};
+
+/* --set a.b=v: the value's type follows the setting it replaces, or its
+ * spelling (integer, real, true/false, else string) when it is new. */
+static int apply_set(config_t *cfg, const char *file, const char *set,
+                     llm_err *e)
+{
+    char path[128];
+    const char *eq = strchr(set, '=');
+    if (!eq || eq == set || (size_t)(eq - set) >= sizeof path)
+        return err_set(e, "--set \"%s\": expected KEY=VALUE (e.g. "
+                          "parallel.tp=4)", set);
+    snprintf(path, sizeof path, "%.*s", (int)(eq - set), set);
+    const char *v = eq + 1;
+    char *dot = strrchr(path, '.');
+    config_setting_t *parent = dot ? config_lookup(cfg, (*dot = '\0', path))
+                                   : config_root_setting(cfg);
+    const char *name = dot ? dot + 1 : path;
+    if (!parent || config_setting_type(parent) != CONFIG_TYPE_GROUP)
+        return err_set(e, "--set %s: %s is not a group of %s", set, path, file);
+    config_setting_t *s = config_setting_get_member(parent, name);
+    char *end;
+    long iv = strtol(v, &end, 10);
+    bool is_int = *v && *end == '\0';
+    double dv = strtod(v, &end);
+    bool is_real = *v && *end == '\0';
+    bool is_bool = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+    int type = s ? config_setting_type(s)
+                 : is_bool ? CONFIG_TYPE_BOOL
+                 : is_int  ? CONFIG_TYPE_INT
+                 : is_real ? CONFIG_TYPE_FLOAT
+                           : CONFIG_TYPE_STRING;
+    if (s)
+        config_setting_remove(parent, name);
+    s = config_setting_add(parent, name, type);
+    int ok = 0;
+    switch (type) {
+    case CONFIG_TYPE_BOOL: ok = is_bool && config_setting_set_bool(s, v[0] == 't'); break;
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: ok = is_int && config_setting_set_int(s, (int)iv); break;
+    case CONFIG_TYPE_FLOAT: ok = is_real && config_setting_set_float(s, dv); break;
+    default: ok = config_setting_set_string(s, v) == CONFIG_TRUE;
+    }
+    if (!ok)
+        return err_set(e, "--set %s: \"%s\" has the wrong type for %s.%s", set,
+                       v, dot ? path : "", name);
+    return 0;
+}
+
+static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
+{
+    int sched = p->schedule, rec = p->recompute, opt = p->optimizer;
+    char prec[16] = "";
+    bool flash = p->flash_attn, overlap = !p->no_overlap_grad_reduce;
+    double bucket = p->bucket_bytes / MiB;
+    if (cfgu_check_keys(c, g, plan_keys, COUNT(plan_keys)) ||
+        cfgu_int(c, g, "tp", false, 1, 4096, &p->tp) ||
+        cfgu_int(c, g, "pp", false, 1, 4096, &p->pp) ||
+        cfgu_int(c, g, "dp", false, 1, 1 << 20, &p->dp) ||
+        cfgu_int(c, g, "cp", false, 1, 4096, &p->cp) ||
+        cfgu_int(c, g, "ep", false, 1, 4096, &p->ep) ||
+        cfgu_bool(c, g, "sp", false, &p->sp) ||
+        cfgu_int(c, g, "vpp", false, 1, 1024, &p->vpp) ||
+        cfgu_int(c, g, "micro_batch", false, 1, 1 << 20, &p->micro_batch) ||
+        cfgu_int(c, g, "global_batch", false, 1, 1 << 26, &p->global_batch) ||
+        cfgu_int(c, g, "seq_len", false, 1, 1 << 24, &p->seq_len) ||
+        cfgu_enum(c, g, "schedule", false, mem_schedule_names, 3, &sched) ||
+        cfgu_int(c, g, "zero", false, 0, 3, &p->zero) ||
+        cfgu_enum(c, g, "recompute", false, mem_recompute_names, 3, &rec) ||
+        cfgu_enum(c, g, "optimizer", false, mem_optimizer_names, OPT_COUNT,
+                  &opt) ||
+        cfgu_str(c, g, "precision", false, prec, sizeof prec) ||
+        cfgu_bool(c, g, "flash_attn", false, &flash) ||
+        cfgu_bool(c, g, "overlap_grad_reduce", false, &overlap) ||
+        cfgu_double(c, g, "bucket_mb", false, 0.001, 1e6, &bucket))
+        return -1;
+    p->schedule = (mem_schedule)sched;
+    p->recompute = (mem_recompute)rec;
+    p->optimizer = (mem_optimizer)opt;
+    p->flash_attn = flash;
+    p->no_overlap_grad_reduce = !overlap;
+    p->bucket_bytes = bucket * MiB;
+    if (prec[0] && (dtype_parse(prec, &p->precision) != 0 ||
+                    (p->precision != DT_BF16 && p->precision != DT_FP16 &&
+                     p->precision != DT_FP8 && p->precision != DT_FP32)))
+        return err_at(c->e, c->file,
+                      cfgu_line(config_setting_get_member(g, "precision")),
+                      "precision", "unknown value \"%s\" (expected bf16, "
+                      "fp16, fp8 or fp32)", prec);
+    return 0;
+}
+
+int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
+                        cfg_experiment *x, llm_err *e)
+{
+    cfgu c = {path, e};
+    config_t cfg;
+    config_init(&cfg);
+    int rc = -1;
+    if (cfgu_read(&c, &cfg))
+        goto out;
+    for (int i = 0; i < nsets; i++)
+        if (apply_set(&cfg, path, sets[i], e))
+            goto out;
+    const config_setting_t *r = config_root_setting(&cfg);
+    config_setting_t *plan;
+    char desc[512];
+    if (cfgu_check_keys(&c, r, root_keys, COUNT(root_keys)) ||
+        cfgu_str(&c, r, "model", true, x->model, sizeof x->model) ||
+        cfgu_str(&c, r, "cluster", true, x->cluster, sizeof x->cluster) ||
+        cfgu_int(&c, r, "nodes", false, 1, 1 << 20, &x->nodes) ||
+        cfgu_str(&c, r, "description", false, desc, sizeof desc) ||
+        cfgu_group(&c, r, "parallel", &plan))
+        goto out;
+    if (!plan) {
+        err_at(e, path, 1, "parallel", "missing (expected parallel = { tp = "
+               "...; pp = ...; ... };)");
+        goto out;
+    }
+    rc = load_plan(&c, plan, &x->plan);
+out:
+    config_destroy(&cfg);
+    return rc;
+}
