@@ -279,6 +279,15 @@ has '--global-batch 12 is not a multiple'
 run 1 train-trace-unwritable -- train --model llama-2-7b --cluster dgx-h100 --dp 8 --trace /nonexistent/t.json
 has 'cannot create'
 quiet
+run 0 train-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --json
+has '"step_time_s": '
+run 0 train-config-flag-wins -- train configs/train-llama2-7b-8xh100.cfg --tp 4 --pp 1 --json
+has '"fits": true'
+run 1 train-config-typo -- train configs/train-llama2-7b-8xh100.cfg --set parallel.tpp=4
+has 'tpp: unknown key \(did you mean "tp"\?\)'
+run 0 train-timeline -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --timeline "$tmp/tl.csv"
+if [ "$(head -1 "$tmp/tl.csv")" = "stage,kind,microbatch,chunk,start_ms,end_ms" ] &&
+    [ "$(wc -l <"$tmp/tl.csv")" -eq 33 ]; then ok; else bad "timeline: 2 stages x 16 ops + header"; fi
 run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
 has 'DOES NOT FIT'
 
