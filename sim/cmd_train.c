@@ -22,7 +22,9 @@ static const char usage[] =
     "collectives and pipeline transfers from the flow-level network on the\n"
     "cluster's topology, and each stage's data-parallel gradient reduction\n"
     "overlaps the last microbatch's backward on a communication stream.\n"
-    "One data-parallel replica is simulated (they are identical).\n\n"
+    "One data-parallel replica is simulated (they are identical), and one\n"
+    "data-parallel group's collectives stand for all of them; --full runs\n"
+    "every group's collectives together on the network instead.\n\n"
     "An experiment file (configs/*.cfg) names model, cluster, nodes and a\n"
     "parallel = { ... } group whose keys are the options' names with\n"
     "underscores (micro_batch, global_batch, seq_len, overlap_grad_reduce,\n"
@@ -41,7 +43,7 @@ static const char usage[] =
 enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
     T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
-    T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE
+    T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE, T_FULL
 };
 
 typedef struct topts {
@@ -49,7 +51,7 @@ typedef struct topts {
     const char *sets[64];
     int nsets;
     long nodes;
-    int json;
+    int json, full;
     mem_train plan;
 } topts;
 
@@ -127,6 +129,7 @@ static int parse_one(topts *o, int ch, const char *v, llm_err *e)
         return 0;
     case T_TRACE: o->trace = v; return 0;
     case T_TIMELINE: o->timeline = v; return 0;
+    case T_FULL: o->full = 1; return 0;
     case T_JSON: o->json = 1; return 0;
     case T_SET:
         if (o->nsets >= 64)
@@ -151,7 +154,8 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
         {"no-flash-attn", 0, 0, T_NOFA}, {"bucket-mb", 1, 0, T_BUCKET},
         {"trace", 1, 0, T_TRACE}, {"json", 0, 0, T_JSON},
         {"no-overlap-grad-reduce", 0, 0, T_NOOVERLAP},
-        {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE}, {0, 0, 0, 0},
+        {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE},
+        {"full", 0, 0, T_FULL}, {0, 0, 0, 0},
     };
     int ch;
     optind = 1;
@@ -280,8 +284,8 @@ static int run(int argc, char **argv, llm_err *e)
     if (!t || cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
         goto out;
-    train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.trace,
-                      o.timeline};
+    train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.full,
+                      o.trace, o.timeline};
     train_result r;
     if (train_simulate(&in, &r, e))
         goto out;

@@ -727,3 +727,43 @@ int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
                        q->algo == ALGO_AUTO ? "" : " (try --algo auto)");
     return 0;
 }
+
+typedef struct together {
+    int left;
+} together;
+
+static void together_done(engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    ((together *)ctx)->left--;
+}
+
+int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
+                       int n, double *time_s, llm_err *e)
+{
+    engine *eng = engine_create(1024);
+    net *nt = eng ? net_create(eng, t) : NULL;
+    if (!nt) {
+        engine_destroy(eng);
+        return err_set(e, "out of memory");
+    }
+    for (int k = 0; k < LINK_KIND_COUNT; k++)
+        net_scale_bw(nt, (topo_link_kind)k, cal->link_eff[k]);
+    together tg = {n};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        coll_req q = r[i];
+        q.fast = false;
+        rc = coll_start(nt, cal, &q, together_done, &tg, 0, e);
+    }
+    if (rc == 0) {
+        engine_run(eng, INT64_MAX);
+        if (tg.left != 0)
+            rc = err_set(e, "collectives did not complete");
+    }
+    *time_s = engine_now(eng) * 1e-9;
+    net_destroy(nt);
+    engine_destroy(eng);
+    return rc;
+}

@@ -120,4 +120,10 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *r,
 int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *r,
                     coll_result *out, llm_err *e);
 
+/* Several collectives started together on one idle network (concrete
+ * algorithms and protocols, every step simulated); the time the last one
+ * finishes. */
+int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
+                       int n, double *time_s, llm_err *e);
+
 #endif

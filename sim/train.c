@@ -64,6 +64,37 @@ static int rank_of(const mem_train *p, int tp, int cp, int dp, int pp)
     return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
 }
 
+/* --full: the data-parallel collective of every (TP rank, CP rank) group
+ * of stage 0 at once, each with the algorithm and protocol the
+ * representative group's tuner chose. */
+static double dp_all_groups_s(ctx *c, coll_op op, double bytes, int *ranks,
+                              int n, double alone)
+{
+    const mem_train *p = c->p;
+    int groups = p->tp * p->cp;
+    coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
+                  .ranks = ranks, .n = n, .bytes = bytes};
+    coll_result best;
+    if (coll_time_alone(c->in->t, c->in->coll, &q, &best, c->e))
+        return alone;
+    coll_req *rq = calloc((size_t)groups, sizeof *rq);
+    int *all = malloc(sizeof(int) * (size_t)groups * n);
+    double s = alone;
+    for (int g = 0; rq && all && g < groups; g++) {
+        for (int i = 0; i < n; i++)
+            all[g * n + i] = rank_of(p, g % p->tp, g / p->tp, i, 0);
+        rq[g] = (coll_req){.op = op, .algo = best.algo, .proto = best.proto,
+                           .ranks = all + g * n, .n = n, .bytes = bytes,
+                           .full = true};
+    }
+    if (rq && all &&
+        coll_time_together(c->in->t, c->in->coll, rq, groups, &s, c->e))
+        c->failed = 1;
+    free(rq);
+    free(all);
+    return s;
+}
+
 /* Time of a collective on a group (0 TP, 1 DP, 2 EP, 3 CP) of stage 0, on
  * the otherwise idle network; cached by (op, group, bytes). */
 static double coll_s(ctx *c, coll_op op, int group, double bytes)
@@ -92,6 +123,8 @@ static double coll_s(ctx *c, coll_op op, int group, double bytes)
         c->failed = 1;
     else
         s = r.time_s;
+    if (group == 1 && c->in->full && !c->failed)
+        s = dp_all_groups_s(c, op, bytes, ranks, n, s);
     free(ranks);
     if (c->ncache < 64)
         c->cache[c->ncache++] = (struct cached){(int)op, group, bytes, s};

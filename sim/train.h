@@ -34,6 +34,8 @@ typedef struct train_input {
     const coll_calib *coll;
     const mem_overhead *overhead;
     bool free_comm;          /* every transfer takes no time (tests) */
+    bool full;               /* every data-parallel group on the network at
+                                once, not one representative */
     const char *trace_path;  /* Chrome trace JSON, or NULL */
     const char *timeline_path; /* CSV of ops for plots/timeline.gp, or NULL */
 } train_input;

@@ -288,6 +288,16 @@ has 'tpp: unknown key \(did you mean "tp"\?\)'
 run 0 train-timeline -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --timeline "$tmp/tl.csv"
 if [ "$(head -1 "$tmp/tl.csv")" = "stage,kind,microbatch,chunk,start_ms,end_ms" ] &&
     [ "$(wc -l <"$tmp/tl.csv")" -eq 33 ]; then ok; else bad "timeline: 2 stages x 16 ops + header"; fi
+run 0 train-full -- train --model llama-2-7b --cluster dgx-h100 --nodes 2 --tp 2 --pp 2 \
+    --dp 4 --global-batch 32 --seq-len 4096 --full --json
+step_full=$(sed -n 's/.*"step_time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+run 0 train-representative -- train --model llama-2-7b --cluster dgx-h100 --nodes 2 --tp 2 --pp 2 \
+    --dp 4 --global-batch 32 --seq-len 4096 --json
+step_rep=$(sed -n 's/.*"step_time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+# identical rail-aligned groups see the same network, so both modes agree
+if [ -n "$step_full" ] && awk -v a="$step_full" -v b="$step_rep" \
+    'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-6 * b) }'; then ok; else
+    bad "--full $step_full vs representative $step_rep"; fi
 run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
 has 'DOES NOT FIT'
 

@@ -56,7 +56,7 @@ static void env_close(env *v)
 static train_result run(env *v, const mem_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
-                      free_comm, NULL, NULL};
+                      free_comm, false, NULL, NULL};
     train_result r;
     llm_err e;
     if (train_simulate(&in, &r, &e) != 0) {
@@ -193,6 +193,30 @@ static void test_zero3_bytes_and_determinism(void **state)
     env_close(&v);
 }
 
+/* One representative data-parallel group stands for all of them: running
+ * every group's collectives together on a rail-optimized fabric (--full)
+ * gives the same step. */
+static void test_full_equals_representative(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 2, "llama-2-7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.tp = 4, p.pp = 1, p.dp = 4, p.zero = 1, p.global_batch = 16;
+    p.seq_len = 4096;
+    train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
+                      false, NULL, NULL};
+    train_result a, b;
+    llm_err e;
+    assert_int_equal(train_simulate(&in, &a, &e), 0);
+    in.full = true;
+    assert_int_equal(train_simulate(&in, &b, &e), 0);
+    assert_true(a.exposed_comm_s[COMM_DP] > 0);
+    assert_close(b.step_s, a.step_s, 1e-9);
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -201,7 +225,7 @@ static void test_bad_plans(void **state)
     mem_train p;
     mem_train_defaults(&p);
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      NULL, NULL};
+                      false, NULL, NULL};
     train_result r;
     llm_err e;
     p.tp = 4; /* 4 GPUs on an 8-GPU node */
@@ -223,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_single_gpu_sum_of_ops),
         cmocka_unit_test(test_bubble),
         cmocka_unit_test(test_zero3_bytes_and_determinism),
+        cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, setup, teardown);
