@@ -153,6 +153,7 @@ static const char *const gpu_keys[] = {
     "tflops",      "nvlink_gen",  "nvlink_links", "nvlink_GBps",
     "pcie_gen",    "pcie_lanes",  "tdp_w",        "ecc",
     "price_usd",   "price_source", "caps",        "source",
+    "sm_count",
 };
 static const char *const tflops_keys[] = {"fp64", "fp64_tensor", "fp32",
                                           "tf32", "fp16", "bf16",
@@ -242,6 +243,7 @@ static int load_gpu(cfgu *c, const config_setting_t *s, gpu_spec *g)
         cfgu_int(c, s, "pcie_gen", true, 1, 6, &g->pcie_gen) ||
         cfgu_int(c, s, "pcie_lanes", true, 1, 32, &g->pcie_lanes) ||
         cfgu_int(c, s, "tdp_w", true, 1, 100000, &tdp) ||
+        cfgu_int(c, s, "sm_count", false, 1, 10000, &g->sm_count) ||
         cfgu_bool(c, s, "ecc", false, &g->ecc) ||
         cfgu_int(c, s, "price_usd", false, 0, 100000000, &price) ||
         cfgu_str(c, s, "price_source", false, g->price_source,

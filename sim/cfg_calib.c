@@ -87,14 +87,16 @@ static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
         if (tsv_num(t, r, c->value, 1, 1e12, &v, e))
             return -1;
         k->chunk_bytes = v; /* divided by NCCL_STEPS below */
-    } else if (strcmp(table, "perChMaxTreeBws") == 0 &&
+    } else if ((strcmp(table, "perChMaxTreeBws") == 0 ||
+                strcmp(table, "perChMaxRingLL128Bws") == 0) &&
                strcmp(tsv_get(t, r, c->arch), cc) == 0) {
         static const char *const scales[3] = {"N1", "N2", "N4"};
+        double *dst = table[8] == 'T' ? k->tree_ch_Bps : k->ring_ch_Bps;
         for (int i = 0; i < 3; i++)
             if (strcmp(tsv_get(t, r, c->hw), scales[i]) == 0) {
                 if (tsv_num(t, r, c->value, 0, 1e6, &v, e))
                     return -1;
-                k->tree_ch_Bps[i] = v * 1e9;
+                dst[i] = v * 1e9;
             }
     } else if (strcmp(table, "busBwFactor") == 0 && a == ALGO_TREE &&
                strcmp(tsv_get(t, r, c->proto), "-") == 0 && k->tree_factor == 0) {

@@ -33,12 +33,15 @@ static const char usage[] =
     "Reports step time, tokens/s, model TFLOP/s per GPU and MFU (Narayanan et\n"
     "al.: 3 x forward FLOPs, no recompute), hardware TFLOP/s with recompute,\n"
     "the pipeline bubble, exposed communication per kind, GPU-Util as\n"
-    "nvidia-smi shows it, and the memory peak (as `llmsim memory`).  --trace\n"
+    "nvidia-smi shows it, the slowdown communication kernels cause in the\n"
+    "compute they overlap (SMs and HBM they hold), and the memory peak (as\n"
+    "`llmsim memory`).  --trace\n"
     "writes Chrome trace-event JSON (open it in Perfetto); --timeline the ops\n"
     "as CSV for plots/timeline.gp.\n\n"
     "JSON keys: step_time_s, tokens_per_s, model_tflops_per_gpu,\n"
     "hw_tflops_per_gpu, mfu, memory_peak_bytes, bubble_fraction, gpu_util,\n"
-    "exposed_comm_s {tp, pp, dp, cp, ep}.\n";
+    "exposed_comm_s {tp, pp, dp, cp, ep}, interference {extra_s, comm_sms,\n"
+    "hbm_fraction, slowdown}.\n";
 
 enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
@@ -209,6 +212,12 @@ static void print_human(const model_spec *m, const topo *t,
     printf("\n  GPU-Util           %10.1f%%  (SM efficiency %.1f%% of peak "
            "while busy)\n",
            100 * r->gpu_util, 100 * r->sm_efficiency);
+    const train_interference *f = &r->interference;
+    if (f->extra_s > 0)
+        printf("  overlap slowdown   %10.2f ms  (gradient reduction holds %d "
+               "SMs and %.0f%% of HBM: overlapped compute %.1f%% slower)\n",
+               f->extra_s * 1e3, f->comm_sms, 100 * f->hbm_frac,
+               100 * f->slowdown);
     printf("  memory peak        %10.2f GiB per GPU on stage %d (of %.1f)%s\n",
            r->memory_peak_bytes / GiB, r->memory.stage,
            t->gpu ? t->gpu->memory_bytes / GiB : 0,
@@ -239,6 +248,12 @@ static json_t *as_json(const train_result *r, const topo *t)
         json_object_set_new(x, train_comm_names[k],
                             json_real(r->exposed_comm_s[k]));
     json_object_set_new(j, "exposed_comm_s", x);
+    json_t *f = json_object();
+    json_object_set_new(f, "extra_s", json_real(r->interference.extra_s));
+    json_object_set_new(f, "comm_sms", json_integer(r->interference.comm_sms));
+    json_object_set_new(f, "hbm_fraction", json_real(r->interference.hbm_frac));
+    json_object_set_new(f, "slowdown", json_real(r->interference.slowdown));
+    json_object_set_new(j, "interference", f);
     json_object_set_new(j, "microbatches", json_integer(r->microbatches));
     json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
     return j;

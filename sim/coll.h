@@ -64,6 +64,9 @@ typedef struct coll_calib {
     /* NCCL's per-channel tree throughput (perChMaxTreeBws, bus bandwidth)
      * by node-count scale 1, 2, 3+ nodes, and the tree factor 0.92 */
     double tree_ch_Bps[3];
+    /* perChMaxRingLL128Bws: what one channel (one CTA on one SM) of a
+     * ring moves, by the same scales; the SMs a ring kernel occupies */
+    double ring_ch_Bps[3];
     double tree_factor;
     char source[512];
 } coll_calib;

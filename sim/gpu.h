@@ -36,6 +36,7 @@ typedef struct gpu_spec {
     double nvlink_Bps; /* total bidirectional per GPU */
     int pcie_gen, pcie_lanes;
     double tdp_w;
+    int sm_count; /* streaming multiprocessors; 0 = not given */
     bool ecc;
     double price_usd; /* 0 = none public */
     char price_source[512];

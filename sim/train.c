@@ -34,6 +34,7 @@ typedef struct ctx {
     int failed;
     struct cached { int op, group; double bytes, s; } cache[64];
     int ncache;
+    double op_total_s, op_mem_s; /* kernels priced so far; memory-bound */
 } ctx;
 
 static double op_s(ctx *c, const cost_op *op)
@@ -44,6 +45,10 @@ static double op_s(ctx *c, const cost_op *op)
         c->failed = 1;
         return 0;
     }
+    c->op_total_s += r.time_s;
+    if (op->kind != OP_GEMM && op->kind != OP_ATTN_PREFILL &&
+        op->kind != OP_ATTN_DECODE)
+        c->op_mem_s += r.time_s;
     return r.time_s;
 }
 
@@ -136,6 +141,7 @@ typedef struct vcost {
     double tp, ep, cp;   /* communication inside them (exposed) */
     double attn_core;    /* forward attention, for selective recompute */
     double params;       /* parameters per GPU on this virtual stage */
+    double mem_frac;     /* share of kernel time in memory-bound kernels */
 } vcost;
 
 /* One transformer layer, one microbatch, one TP rank. */
@@ -233,6 +239,7 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
     const model_spec *m = c->m;
     const mem_train *p = c->p;
     memset(v, 0, sizeof *v);
+    double total0 = c->op_total_s, mem0 = c->op_mem_s;
     int per = m->layers / (c->P * c->V);
     double T = c->tokens, h = m->hidden;
     model_tensor tt[MODEL_MAX_TENSORS];
@@ -259,6 +266,8 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
         if (!m->tied_embeddings || c->P * c->V > 1)
             v->params += vocab * h;
     }
+    double priced = c->op_total_s - total0;
+    v->mem_frac = priced > 0 ? (c->op_mem_s - mem0) / priced : 0;
     /* recompute replays forward work inside the backward */
     double re = p->recompute == RECOMPUTE_FULL ? v->fwd
                 : p->recompute == RECOMPUTE_SELECTIVE ? v->attn_core
@@ -512,6 +521,55 @@ static void dp_cost(ctx *c, double params, double *reduce, double *gather)
     }
 }
 
+void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
+                     double hbm_per_wire, double mem_frac, double compute_s,
+                     double comm_s, train_interference *out)
+{
+    memset(out, 0, sizeof *out);
+    if (busbw_Bps <= 0 || comm_s <= 0 || compute_s <= 0)
+        return;
+    double sm_part = 0;
+    if (g->sm_count > 0 && ch_Bps > 0) {
+        int ch = (int)ceil(busbw_Bps / ch_Bps);
+        if (ch > g->sm_count / 2)
+            ch = g->sm_count / 2;
+        out->comm_sms = ch;
+        sm_part = (double)ch / (g->sm_count - ch);
+    }
+    out->hbm_frac = busbw_Bps * hbm_per_wire / g->mem_bw_Bps;
+    if (out->hbm_frac > 0.9)
+        out->hbm_frac = 0.9;
+    double hbm_part = out->hbm_frac / (1 - out->hbm_frac);
+    double s = (1 - mem_frac) * sm_part + mem_frac * hbm_part;
+    out->slowdown = s;
+    /* the overlapped work runs at 1/(1+s) until the collective ends */
+    double a = compute_s * s, b = comm_s * s / (1 + s);
+    out->extra_s = a < b ? a : b;
+}
+
+/* Interference of one stage's gradient reduction with its last backward. */
+static void dp_interference(ctx *c, int s, const vcost *v, double params,
+                            double red_s, double compute_s,
+                            train_interference *out)
+{
+    const mem_train *p = c->p;
+    memset(out, 0, sizeof *out);
+    if (p->dp < 2 || red_s <= 0 || c->in->free_comm)
+        return;
+    coll_op op = p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
+    double bytes = params * mem_grad_bytes_per_param(p);
+    double busbw = bytes / red_s * coll_busbw_factor(op, p->dp);
+    const topo *t = c->in->t;
+    int first = rank_of(p, 0, 0, 0, s), last = rank_of(p, 0, 0, p->dp - 1, s);
+    int nodes = t->gpus_per_node > 0
+                    ? last / t->gpus_per_node - first / t->gpus_per_node + 1
+                    : 1;
+    int scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
+    train_interfere(c->in->gpu, busbw, c->in->coll->ring_ch_Bps[scale],
+                    op == COLL_ALL_REDUCE ? 2.5 : 3, v->mem_frac, compute_s,
+                    red_s, out);
+}
+
 static double optimizer_s(ctx *c, double params)
 {
     const mem_train *p = c->p;
@@ -680,6 +738,10 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         dp_start[s] = p->no_overlap_grad_reduce ? comp_end
                                                 : S.last_bwd_start[s] * 1e-9;
         dp_len[s] = red;
+        train_interference inf;
+        dp_interference(&c, s, &S.vc[s], params, red, comp_end - dp_start[s],
+                        &inf);
+        comp_end += inf.extra_s;
         double red_end = dp_start[s] + red;
         double end = (red_end > comp_end ? red_end : comp_end) +
                      optimizer_s(&c, params) + gat;
@@ -688,6 +750,7 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
             step = end;
             crit = s;
             dp_exposed = exposed;
+            r->interference = inf;
         }
         if (S.busy_ns[s] * 1e-9 > busy_max)
             busy_max = S.busy_ns[s] * 1e-9;
@@ -740,7 +803,8 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     r->fwd_s = v0->fwd;
     r->bwd_s = v0->bwd;
     /* nvidia-smi's GPU-Util: any kernel running (NCCL ones included) */
-    double active = busy_max + r->exposed_comm_s[COMM_DP] +
+    double active = busy_max + r->interference.extra_s +
+                    r->exposed_comm_s[COMM_DP] +
                     optimizer_s(&c, v0->params);
     r->gpu_util = active / step > 1 ? 1 : active / step;
     r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);

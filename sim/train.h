@@ -40,6 +40,26 @@ typedef struct train_input {
     const char *timeline_path; /* CSV of ops for plots/timeline.gp, or NULL */
 } train_input;
 
+/* Compute slowed by a communication kernel running beside it on the same
+ * GPU.  An NCCL kernel holds one CTA, so one SM, per channel for its whole
+ * run, and it uses ceil(busbw / per-channel throughput) channels; it also
+ * reads and writes HBM at hbm_per_wire times the bytes it sends (ring
+ * reduce: read the local chunk and the received one, write the sum = 3;
+ * gather: write the received chunk and read it to forward = 2; all-reduce
+ * is half of each).  Compute-bound kernels run on the SMs left:
+ * slowdown sm/(SMs - sm); memory-bound ones on the HBM bandwidth left:
+ * hbm/(1 - hbm), where hbm is the fraction the collective takes.  The
+ * compute that overlaps the collective stretches by the blend weighted by
+ * mem_frac, the memory-bound share of the kernels; the collective itself
+ * is not slowed (its own SMs are reserved).  Returns the extra time of
+ * compute_s of work that starts with comm_s of communication. */
+typedef struct train_interference {
+    int comm_sms;      /* SMs the communication kernel holds */
+    double hbm_frac;   /* share of HBM bandwidth it takes */
+    double slowdown;   /* compute runs 1 + slowdown times longer beside it */
+    double extra_s;
+} train_interference;
+
 typedef struct train_result {
     double step_s, tokens_per_s, samples_per_s;
     double model_tflops_per_gpu, hw_tflops_per_gpu, mfu;
@@ -47,6 +67,7 @@ typedef struct train_result {
     double exposed_comm_s[COMM_KINDS];
     double gpu_util;          /* any kernel running, communication included */
     double sm_efficiency;     /* model FLOPs / (busy time x peak) */
+    train_interference interference; /* on the critical stage */
     double memory_peak_bytes;
     mem_result memory;
     double fwd_s, bwd_s;      /* one microbatch on the busiest stage */
@@ -54,6 +75,10 @@ typedef struct train_result {
     double dp_bytes_per_gpu;  /* bytes each GPU sends for gradients/params */
     uint64_t events;
 } train_result;
+
+void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
+                     double hbm_per_wire, double mem_frac, double compute_s,
+                     double comm_s, train_interference *out);
 
 int train_simulate(const train_input *in, train_result *r, llm_err *e);
 

@@ -263,6 +263,8 @@ run 0 train-json -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
 has '"step_time_s": '
 has '"exposed_comm_s": \{'
 has '"mfu": 0\.[0-9]'
+has '"interference": \{'
+has '"comm_sms": [1-9]'
 cp "$tmp/out" "$tmp/first.json"
 run 0 train-deterministic -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
     --dp 2 --global-batch 16 --seq-len 4096 --json

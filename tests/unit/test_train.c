@@ -217,6 +217,42 @@ static void test_full_equals_representative(void **state)
     env_close(&v);
 }
 
+/* Communication beside compute: closed forms of the SM and HBM shares,
+ * and the stretch of the overlapped work. */
+static void test_interference(void **state)
+{
+    (void)state;
+    gpu_spec g = {.sm_count = 100, .mem_bw_Bps = 1e12};
+    train_interference f;
+    /* 100 GB/s at 10 GB/s per channel: 10 SMs, 10/90 for GEMMs; 3 bytes
+     * of HBM per byte sent: 30%, 0.3/0.7 for memory-bound kernels */
+    train_interfere(&g, 100e9, 10e9, 3, 0.25, 1.0, 10.0, &f);
+    double s = 0.75 * 10 / 90.0 + 0.25 * 0.3 / 0.7;
+    assert_int_equal(f.comm_sms, 10);
+    assert_close(f.hbm_frac, 0.3, 1e-12);
+    assert_close(f.slowdown, s, 1e-12);
+    assert_close(f.extra_s, s, 1e-12); /* all the compute is overlapped */
+    train_interfere(&g, 100e9, 10e9, 3, 0.25, 10.0, 1.0, &f);
+    assert_close(f.extra_s, s / (1 + s), 1e-12); /* 1 s of comm */
+    g.sm_count = 0; /* unknown SMs: only the HBM share */
+    train_interfere(&g, 100e9, 10e9, 3, 1.0, 1.0, 10.0, &f);
+    assert_int_equal(f.comm_sms, 0);
+    assert_close(f.extra_s, 0.3 / 0.7, 1e-12);
+
+    env v;
+    env_open(&v, 2, "llama-2-7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.tp = 4, p.dp = 4, p.zero = 1, p.global_batch = 16, p.seq_len = 4096;
+    train_result a = run(&v, &p, false);
+    assert_true(a.interference.extra_s > 0 && a.interference.comm_sms >= 1);
+    p.no_overlap_grad_reduce = true; /* nothing runs beside the reduction */
+    train_result b = run(&v, &p, false);
+    assert_true(b.interference.extra_s == 0);
+    assert_true(run(&v, &p, true).interference.extra_s == 0);
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -248,6 +284,7 @@ int main(void)
         cmocka_unit_test(test_bubble),
         cmocka_unit_test(test_zero3_bytes_and_determinism),
         cmocka_unit_test(test_full_equals_representative),
+        cmocka_unit_test(test_interference),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, setup, teardown);
