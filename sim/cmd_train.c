@@ -41,7 +41,8 @@ static const char usage[] =
     "JSON keys: step_time_s, tokens_per_s, model_tflops_per_gpu,\n"
     "hw_tflops_per_gpu, mfu, memory_peak_bytes, bubble_fraction, gpu_util,\n"
     "exposed_comm_s {tp, pp, dp, cp, ep}, interference {extra_s, comm_sms,\n"
-    "hbm_fraction, slowdown}.\n";
+    "hbm_fraction, slowdown}, busiest_links [{src, dst, kind, bytes,\n"
+    "utilization, bytes_by_kind}].\n";
 
 enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
@@ -218,6 +219,22 @@ static void print_human(const model_spec *m, const topo *t,
                "SMs and %.0f%% of HBM: overlapped compute %.1f%% slower)\n",
                f->extra_s * 1e3, f->comm_sms, 100 * f->hbm_frac,
                100 * f->slowdown);
+    if (r->ntop_links > 0)
+        printf("  busiest links      (bytes of the step / (achievable bandwidth "
+               "x step time))\n");
+    for (int i = 0; i < r->ntop_links; i++) {
+        const train_link_use *u = &r->top_links[i];
+        const topo_link *L = &t->link[u->link];
+        printf("    %-12s -> %-12s %-8s %5.1f%%  %9.1f GB:",
+               t->dev[L->src].name, t->dev[L->dst].name,
+               topo_link_kind_name(L->kind), 100 * u->utilization,
+               u->bytes / 1e9);
+        for (int k = 0; k < COMM_KINDS; k++)
+            if (u->bytes_by_kind[k] > 0)
+                printf(" %s %.0f%%", train_comm_names[k],
+                       100 * u->bytes_by_kind[k] / u->bytes);
+        printf("\n");
+    }
     printf("  memory peak        %10.2f GiB per GPU on stage %d (of %.1f)%s\n",
            r->memory_peak_bytes / GiB, r->memory.stage,
            t->gpu ? t->gpu->memory_bytes / GiB : 0,
@@ -254,6 +271,23 @@ static json_t *as_json(const train_result *r, const topo *t)
     json_object_set_new(f, "hbm_fraction", json_real(r->interference.hbm_frac));
     json_object_set_new(f, "slowdown", json_real(r->interference.slowdown));
     json_object_set_new(j, "interference", f);
+    json_t *links = json_array();
+    for (int i = 0; i < r->ntop_links; i++) {
+        const train_link_use *u = &r->top_links[i];
+        const topo_link *L = &t->link[u->link];
+        json_t *o = json_object(), *by = json_object();
+        json_object_set_new(o, "src", json_string(t->dev[L->src].name));
+        json_object_set_new(o, "dst", json_string(t->dev[L->dst].name));
+        json_object_set_new(o, "kind", json_string(topo_link_kind_name(L->kind)));
+        json_object_set_new(o, "bytes", json_real(u->bytes));
+        json_object_set_new(o, "utilization", json_real(u->utilization));
+        for (int k = 0; k < COMM_KINDS; k++)
+            json_object_set_new(by, train_comm_names[k],
+                                json_real(u->bytes_by_kind[k]));
+        json_object_set_new(o, "bytes_by_kind", by);
+        json_array_append_new(links, o);
+    }
+    json_object_set_new(j, "busiest_links", links);
     json_object_set_new(j, "microbatches", json_integer(r->microbatches));
     json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
     return j;

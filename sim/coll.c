@@ -740,7 +740,7 @@ static void together_done(engine *eng, void *ctx, uint64_t arg)
 }
 
 int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
-                       int n, double *time_s, llm_err *e)
+                       int n, double *time_s, double *link_bytes, llm_err *e)
 {
     engine *eng = engine_create(1024);
     net *nt = eng ? net_create(eng, t) : NULL;
@@ -763,6 +763,8 @@ int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
             rc = err_set(e, "collectives did not complete");
     }
     *time_s = engine_now(eng) * 1e-9;
+    for (int l = 0; link_bytes && rc == 0 && l < t->nlink; l++)
+        link_bytes[l] += net_link(nt, l).bytes;
     net_destroy(nt);
     engine_destroy(eng);
     return rc;

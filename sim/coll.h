@@ -125,8 +125,9 @@ int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *r,
 
 /* Several collectives started together on one idle network (concrete
  * algorithms and protocols, every step simulated); the time the last one
- * finishes. */
+ * finishes.  link_bytes, when not NULL ([t->nlink]), gets the bytes each
+ * link carried added to it. */
 int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
-                       int n, double *time_s, llm_err *e);
+                       int n, double *time_s, double *link_bytes, llm_err *e);
 
 #endif

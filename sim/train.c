@@ -69,35 +69,59 @@ static int rank_of(const mem_train *p, int tp, int cp, int dp, int pp)
     return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
 }
 
-/* --full: the data-parallel collective of every (TP rank, CP rank) group
- * of stage 0 at once, each with the algorithm and protocol the
- * representative group's tuner chose. */
-static double dp_all_groups_s(ctx *c, coll_op op, double bytes, int *ranks,
-                              int n, double alone)
+/* Member i of the g-th group of a kind (0 TP, 1 DP, 2 EP, 3 CP) on stage
+ * 0; groups_of() of them.  EP groups run across data-parallel ranks. */
+static int groups_of(const mem_train *p, int group)
 {
-    const mem_train *p = c->p;
-    int groups = p->tp * p->cp;
+    return group == 0 ? p->dp * p->cp : group == 3 ? p->tp * p->dp
+                                                   : p->tp * p->cp;
+}
+
+static int group_size(const mem_train *p, int group)
+{
+    return group == 0 ? p->tp : group == 1 ? p->dp : group == 2 ? p->ep : p->cp;
+}
+
+static int group_rank(const mem_train *p, int group, int g, int i)
+{
+    switch (group) {
+    case 0: return rank_of(p, i, g / p->dp, g % p->dp, 0);
+    case 3: return rank_of(p, g % p->tp, i, g / p->tp, 0);
+    default: return rank_of(p, g % p->tp, g / p->tp, i, 0);
+    }
+}
+
+/* The first `groups` groups of a kind run `op` together, each with the
+ * algorithm and protocol NCCL's tuner picks for the first alone (ranks);
+ * their time in *s, the bytes on each link added to link_bytes. */
+static int groups_together(ctx *c, coll_op op, int group, double bytes,
+                           const int *ranks, int n, int groups, double *s,
+                           double *link_bytes)
+{
     coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
                   .ranks = ranks, .n = n, .bytes = bytes};
     coll_result best;
     if (coll_time_alone(c->in->t, c->in->coll, &q, &best, c->e))
-        return alone;
+        return -1;
     coll_req *rq = calloc((size_t)groups, sizeof *rq);
     int *all = malloc(sizeof(int) * (size_t)groups * n);
-    double s = alone;
-    for (int g = 0; rq && all && g < groups; g++) {
+    if (!rq || !all) {
+        free(rq);
+        free(all);
+        return err_set(c->e, "out of memory");
+    }
+    for (int g = 0; g < groups; g++) {
         for (int i = 0; i < n; i++)
-            all[g * n + i] = rank_of(p, g % p->tp, g / p->tp, i, 0);
+            all[g * n + i] = group_rank(c->p, group, g, i);
         rq[g] = (coll_req){.op = op, .algo = best.algo, .proto = best.proto,
                            .ranks = all + g * n, .n = n, .bytes = bytes,
                            .full = true};
     }
-    if (rq && all &&
-        coll_time_together(c->in->t, c->in->coll, rq, groups, &s, c->e))
-        c->failed = 1;
+    int rc = coll_time_together(c->in->t, c->in->coll, rq, groups, s,
+                                link_bytes, c->e);
     free(rq);
     free(all);
-    return s;
+    return rc;
 }
 
 /* Time of a collective on a group (0 TP, 1 DP, 2 EP, 3 CP) of stage 0, on
@@ -110,16 +134,12 @@ static double coll_s(ctx *c, coll_op op, int group, double bytes)
         if (c->cache[i].op == (int)op && c->cache[i].group == group &&
             c->cache[i].bytes == bytes)
             return c->cache[i].s;
-    const mem_train *p = c->p;
-    int n = group == 0 ? p->tp : group == 1 ? p->dp : group == 2 ? p->ep : p->cp;
+    int n = group_size(c->p, group);
     if (n < 2)
         return 0;
     int *ranks = malloc(sizeof(int) * (size_t)n);
     for (int i = 0; i < n; i++)
-        ranks[i] = group == 0 ? rank_of(p, i, 0, 0, 0)
-                   : group == 1 ? rank_of(p, 0, 0, i, 0)
-                   : group == 2 ? rank_of(p, 0, 0, i, 0)
-                                : rank_of(p, 0, i, 0, 0);
+        ranks[i] = group_rank(c->p, group, 0, i);
     coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
                   .ranks = ranks, .n = n, .bytes = bytes};
     coll_result r;
@@ -128,8 +148,11 @@ static double coll_s(ctx *c, coll_op op, int group, double bytes)
         c->failed = 1;
     else
         s = r.time_s;
-    if (group == 1 && c->in->full && !c->failed)
-        s = dp_all_groups_s(c, op, bytes, ranks, n, s);
+    /* --full: every (TP rank, CP rank) group of stage 0 reduces at once */
+    if (group == 1 && c->in->full && !c->failed &&
+        groups_together(c, op, 1, bytes, ranks, n, groups_of(c->p, 1), &s,
+                        NULL))
+        c->failed = 1;
     free(ranks);
     if (c->ncache < 64)
         c->cache[c->ncache++] = (struct cached){(int)op, group, bytes, s};
@@ -145,6 +168,17 @@ typedef struct vcost {
 } vcost;
 
 /* One transformer layer, one microbatch, one TP rank. */
+/* K and V of one context-parallel chunk, as ring attention passes it on. */
+static double cp_kv_bytes(const ctx *c)
+{
+    const model_spec *m = c->m;
+    const mem_train *p = c->p;
+    double kvh = m->mla ? m->heads : m->kv_heads;
+    double kvd = kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
+    double kv_div = kvh >= p->tp ? p->tp : kvh;
+    return (double)p->seq_len / p->cp * p->micro_batch * 2 * kvd / kv_div * 2;
+}
+
 static void layer_cost(ctx *c, int layer, vcost *v)
 {
     const model_spec *m = c->m;
@@ -224,9 +258,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     /* context parallel: K and V of each chunk go round the cp ring while
      * attention runs (ring attention); only what outlasts it shows */
     if (p->cp > 1) {
-        double kvb = (double)p->seq_len / p->cp * p->micro_batch * 2 * kvd /
-                     kv_div * 2;
-        double ring = (p->cp - 1) * coll_s(c, COLL_SEND_RECV, 3, kvb);
+        double ring = (p->cp - 1) * coll_s(c, COLL_SEND_RECV, 3, cp_kv_bytes(c));
         double exp_cp = ring > at ? ring - at : 0;
         v->cp += 3 * exp_cp; /* forward, and twice the traffic backward */
     }
@@ -292,7 +324,7 @@ static void ignore_done(engine *e, void *c, uint64_t a)
 
 /* One microbatch's activations (or gradients) from stage a to stage b:
  * every TP rank sends its 1/t slice at once (Megatron's scatter-gather). */
-static double p2p_s(ctx *c, int a, int b)
+static double p2p_s(ctx *c, int a, int b, double *link_bytes)
 {
     const mem_train *p = c->p;
     if (c->in->free_comm || a == b)
@@ -308,6 +340,8 @@ static double p2p_s(ctx *c, int a, int b)
                  ignore_done, NULL, 0);
     engine_run(eng, INT64_MAX);
     double s = engine_now(eng) * 1e-9;
+    for (int l = 0; link_bytes && l < c->in->t->nlink; l++)
+        link_bytes[l] += net_link(n, l).bytes;
     net_destroy(n);
     engine_destroy(eng);
     return s;
@@ -597,9 +631,173 @@ static int check_inputs(const train_input *in, llm_err *e)
     return 0;
 }
 
-static int write_trace(sim *S, const train_input *in, const double *dp_start,
-                       const double *dp_len, llm_err *e)
+/* ---- link load over the step --------------------------------------------- */
+
+/* Adds `count` x the bytes one `op` of `bytes` puts on each link, for the
+ * representative group of a kind on stage 0 (every group with --full). */
+static int link_coll(ctx *c, coll_op op, int group, double bytes,
+                     double count, double *tmp, double *acc)
 {
+    int n = group_size(c->p, group), L = c->in->t->nlink;
+    if (n < 2 || bytes <= 0 || count <= 0)
+        return 0;
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    if (!ranks)
+        return err_set(c->e, "out of memory");
+    for (int i = 0; i < n; i++)
+        ranks[i] = group_rank(c->p, group, 0, i);
+    memset(tmp, 0, sizeof(double) * (size_t)L);
+    double s;
+    int rc = groups_together(c, op, group, bytes, ranks, n,
+                             c->in->full ? groups_of(c->p, group) : 1, &s, tmp);
+    for (int l = 0; rc == 0 && l < L; l++)
+        acc[l] += count * tmp[l];
+    free(ranks);
+    return rc;
+}
+
+static double moe_layers_on_stage0(const ctx *c)
+{
+    const model_spec *m = c->m;
+    int per = m->layers / (c->P * c->V), n = 0;
+    for (int k = 0; k < c->V; k++)
+        for (int l = k * c->P * per; l < (k * c->P + 1) * per; l++)
+            n += m->moe_experts > 0 && l >= m->moe_dense_layers;
+    return n;
+}
+
+static int by_utilization(const void *a, const void *b)
+{
+    const train_link_use *x = a, *y = b;
+    return x->utilization < y->utilization   ? 1
+           : x->utilization > y->utilization ? -1
+                                             : x->link - y->link;
+}
+
+/* Every kind of traffic of one step on stage 0's groups, by link: TP
+ * collectives (4 per layer and microbatch, 6 with full recompute), EP
+ * all-to-alls, CP ring exchanges, the gradient reduction and parameter
+ * gathers, pipeline sends both ways. */
+static int link_load(ctx *c, const sim *S, double step, train_result *r)
+{
+    const mem_train *p = c->p;
+    const topo *t = c->in->t;
+    int L = t->nlink;
+    double *acc = calloc((size_t)COMM_KINDS * L, sizeof(double));
+    double *tmp = calloc((size_t)L, sizeof(double));
+    if (!acc || !tmp) {
+        free(acc);
+        free(tmp);
+        return err_set(c->e, "out of memory");
+    }
+    double act = c->tokens * c->m->hidden * 2;
+    double layers = (double)c->m->layers / c->P;
+    double passes = c->M * (p->recompute == RECOMPUTE_FULL ? 6.0 : 4.0);
+    double params = 0;
+    for (int k = 0; k < c->V; k++)
+        params += S->vc[k * c->P].params;
+    double grads = params * mem_grad_bytes_per_param(p);
+    int rc = p->sp ? link_coll(c, COLL_REDUCE_SCATTER, 0, act, layers * passes,
+                               tmp, acc + COMM_TP * L) ||
+                         link_coll(c, COLL_ALL_GATHER, 0, act, layers * passes,
+                                   tmp, acc + COMM_TP * L)
+                   : link_coll(c, COLL_ALL_REDUCE, 0, act, layers * passes,
+                               tmp, acc + COMM_TP * L);
+    rc = rc || link_coll(c, COLL_ALL_TO_ALL, 2,
+                         act * c->m->moe_active, moe_layers_on_stage0(c) *
+                         passes, tmp, acc + COMM_EP * L);
+    rc = rc || link_coll(c, COLL_SEND_RECV, 3, cp_kv_bytes(c),
+                         layers * c->M * 3.0 * (p->cp - 1), tmp,
+                         acc + COMM_CP * L);
+    rc = rc || link_coll(c, p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER,
+                         1, grads, 1, tmp, acc + COMM_DP * L);
+    if (p->zero >= 1)
+        rc = rc || link_coll(c, COLL_ALL_GATHER, 1, params * 2,
+                             p->zero >= 3 ? 2 : 1, tmp, acc + COMM_DP * L);
+    for (int way = 0; rc == 0 && c->P > 1 && way < 2; way++) {
+        memset(tmp, 0, sizeof(double) * (size_t)L);
+        p2p_s(c, way, 1 - way, tmp);
+        for (int l = 0; l < L; l++)
+            acc[COMM_PP * L + l] += (double)c->M * c->V * tmp[l];
+    }
+    /* the two busiest links of each kind, so that NVLink does not hide the
+     * NICs and the fabric */
+    for (int kind = 0; rc == 0 && kind < LINK_KIND_COUNT; kind++) {
+        train_link_use best[2] = {{.link = -1}, {.link = -1}};
+        for (int l = 0; l < L; l++) {
+            if ((int)t->link[l].kind != kind)
+                continue;
+            train_link_use u = {.link = l};
+            for (int k = 0; k < COMM_KINDS; k++) {
+                u.bytes_by_kind[k] = acc[k * L + l];
+                u.bytes += acc[k * L + l];
+            }
+            double bw = t->link[l].bw_Bps * c->in->coll->link_eff[kind];
+            if (u.bytes <= 0 || bw <= 0 || step <= 0)
+                continue;
+            u.utilization = u.bytes / (bw * step);
+            if (best[0].link < 0 || u.utilization > best[0].utilization) {
+                best[1] = best[0];
+                best[0] = u;
+            } else if (best[1].link < 0 || u.utilization > best[1].utilization) {
+                best[1] = u;
+            }
+        }
+        for (int i = 0; i < 2; i++)
+            if (best[i].link >= 0)
+                r->top_links[r->ntop_links++] = best[i];
+    }
+    qsort(r->top_links, (size_t)r->ntop_links, sizeof *r->top_links,
+          by_utilization);
+    free(acc);
+    free(tmp);
+    return rc;
+}
+
+/* A counter track per busy link: its load over the step, by kind. */
+static void trace_links(sim *S, const topo *t, double step,
+                        const train_result *r)
+{
+    int pid = S->c->P;
+    for (int i = 0; i < r->ntop_links; i++) {
+        const train_link_use *u = &r->top_links[i];
+        const topo_link *L = &t->link[u->link];
+        char name[96];
+        snprintf(name, sizeof name, "%s -> %s (%s)", t->dev[L->src].name,
+                 t->dev[L->dst].name, topo_link_kind_name(L->kind));
+        for (int end = 0; end < 2; end++) {
+            json_t *ev = json_object(), *a = json_object();
+            json_object_set_new(ev, "name", json_string(name));
+            json_object_set_new(ev, "ph", json_string("C"));
+            json_object_set_new(ev, "ts", json_real(end ? step * 1e6 : 0));
+            json_object_set_new(ev, "pid", json_integer(pid));
+            for (int k = 0; k < COMM_KINDS; k++)
+                if (u->bytes_by_kind[k] > 0)
+                    json_object_set_new(
+                        a, train_comm_names[k],
+                        json_real(end ? 0
+                                      : 100 * u->utilization *
+                                            u->bytes_by_kind[k] / u->bytes));
+            json_object_set_new(ev, "args", a);
+            json_array_append_new(S->trace, ev);
+        }
+    }
+    json_t *pn = json_object(), *b = json_object();
+    json_object_set_new(pn, "name", json_string("process_name"));
+    json_object_set_new(pn, "ph", json_string("M"));
+    json_object_set_new(pn, "pid", json_integer(pid));
+    json_object_set_new(b, "name",
+                        json_string("busiest links (% utilized over the step)"));
+    json_object_set_new(pn, "args", b);
+    json_array_append_new(S->trace, pn);
+}
+
+static int write_trace(sim *S, const train_input *in, const double *dp_start,
+                       const double *dp_len, double step,
+                       const train_result *r, llm_err *e)
+{
+    if (r->ntop_links > 0)
+        trace_links(S, in->t, step, r);
     for (int s = 0; s < S->c->P; s++) {
         if (dp_len[s] <= 0)
             continue;
@@ -674,8 +872,8 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         vstage_cost(&c, vs, &S.vc[vs]);
     for (int s = 0; s < c.P && !c.failed; s++) {
         /* next and previous virtual stages live on s+1 and s-1 (mod P) */
-        S.p2p_fwd[s] = p2p_s(&c, s, (s + 1) % c.P);
-        S.p2p_bwd[s] = p2p_s(&c, s, (s + c.P - 1) % c.P);
+        S.p2p_fwd[s] = p2p_s(&c, s, (s + 1) % c.P, NULL);
+        S.p2p_bwd[s] = p2p_s(&c, s, (s + c.P - 1) % c.P, NULL);
     }
     if (c.failed) {
         sim_free(&S);
@@ -757,7 +955,10 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P;
     }
     (void)crit;
-    if (in->trace_path && write_trace(&S, in, dp_start, dp_len, e))
+    if (!in->free_comm && link_load(&c, &S, step, r))
+        c.failed = 1;
+    if (!c.failed && in->trace_path &&
+        write_trace(&S, in, dp_start, dp_len, step, r, e))
         c.failed = 1;
     free(dp_start);
     free(dp_len);

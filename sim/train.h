@@ -60,6 +60,16 @@ typedef struct train_interference {
     double extra_s;
 } train_interference;
 
+/* One link's load over the step: bytes of every kind of traffic the
+ * simulated groups put on it, over its achievable bandwidth x step. */
+typedef struct train_link_use {
+    int link;
+    double bytes, utilization;
+    double bytes_by_kind[COMM_KINDS];
+} train_link_use;
+
+#define TRAIN_TOP_LINKS (2 * LINK_KIND_COUNT) /* two per kind */
+
 typedef struct train_result {
     double step_s, tokens_per_s, samples_per_s;
     double model_tflops_per_gpu, hw_tflops_per_gpu, mfu;
@@ -68,6 +78,8 @@ typedef struct train_result {
     double gpu_util;          /* any kernel running, communication included */
     double sm_efficiency;     /* model FLOPs / (busy time x peak) */
     train_interference interference; /* on the critical stage */
+    train_link_use top_links[TRAIN_TOP_LINKS]; /* busiest first */
+    int ntop_links;
     double memory_peak_bytes;
     mem_result memory;
     double fwd_s, bwd_s;      /* one microbatch on the busiest stage */

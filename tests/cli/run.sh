@@ -258,6 +258,10 @@ has 'pipeline bubble'
 has 'memory peak'
 if grep -q '"traceEvents"' "$tmp/trace.json" && grep -q '"name":"B 95"' "$tmp/trace.json"; then ok; else
     bad "trace lacks the events"; fi
+if grep -q '"ph":"C"' "$tmp/trace.json" && grep -q 'busiest links' "$tmp/trace.json"; then ok; else
+    bad "trace lacks the link tracks"; fi
+has 'n0.nic0 +-> rail0 +network'
+
 run 0 train-json -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
     --dp 2 --global-batch 16 --seq-len 4096 --json
 has '"step_time_s": '
@@ -265,6 +269,8 @@ has '"exposed_comm_s": \{'
 has '"mfu": 0\.[0-9]'
 has '"interference": \{'
 has '"comm_sms": [1-9]'
+has '"busiest_links": \[$'
+has '"kind": "nvlink"'
 cp "$tmp/out" "$tmp/first.json"
 run 0 train-deterministic -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
     --dp 2 --global-batch 16 --seq-len 4096 --json

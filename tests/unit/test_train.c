@@ -253,6 +253,42 @@ static void test_interference(void **state)
     env_close(&v);
 }
 
+/* The busiest links carry what the plan sends: stage 0's first GPU sends
+ * each microbatch's activations (tokens x hidden x 2 bytes) to stage 1
+ * and receives its gradients back, so its two NVLink directions carry
+ * M x that of pipeline traffic, besides its share of the gradients. */
+static void test_link_load(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.pp = 2, p.dp = 4, p.zero = 1, p.global_batch = 32, p.seq_len = 2048;
+    p.recompute = RECOMPUTE_FULL;
+    train_result r = run(&v, &p, false);
+    double act = 2048.0 * 4096 * 2, M = 32 / 4;
+    assert_true(r.ntop_links >= 2);
+    int seen = 0;
+    for (int i = 0; i < r.ntop_links; i++) {
+        const train_link_use *u = &r.top_links[i];
+        const topo_link *L = &v.t->link[u->link];
+        if (i > 0)
+            assert_true(u->utilization <= r.top_links[i - 1].utilization);
+        assert_close(u->utilization,
+                     u->bytes / (L->bw_Bps * v.coll.link_eff[L->kind] *
+                                 r.step_s), 1e-9);
+        if (u->bytes_by_kind[COMM_PP] > 0) {
+            assert_close(u->bytes_by_kind[COMM_PP], M * act, 1e-9);
+            assert_true(u->bytes_by_kind[COMM_DP] > 0);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 2); /* both directions of gpu0's NVLink */
+    assert_true(run(&v, &p, true).ntop_links == 0); /* free communication */
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -285,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_zero3_bytes_and_determinism),
         cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_interference),
+        cmocka_unit_test(test_link_load),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, setup, teardown);
