@@ -241,6 +241,13 @@ static void print_human(const model_spec *m, const topo *t,
            t->gpu && r->memory_peak_bytes > t->gpu->memory_bytes
                ? "  DOES NOT FIT: see `llmsim memory --train` for remedies"
                : "");
+    int v = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1;
+    double per_chunk = (double)m->layers / p->pp / v;
+    printf("                     at %.3f s, holding %d microbatch%s "
+           "activations (as the schedule ran; `llmsim memory` counts %.0f)\n",
+           r->memory_peak_at_s, r->chunks_held,
+           v > 1 ? "-chunks'" : "es'",
+           r->memory.act_layers_held / per_chunk);
 }
 
 static json_t *as_json(const train_result *r, const topo *t)
@@ -257,6 +264,8 @@ static json_t *as_json(const train_result *r, const topo *t)
     json_object_set_new(j, "mfu", json_real(r->mfu));
     json_object_set_new(j, "memory_peak_bytes",
                         cmd_json_bytes(r->memory_peak_bytes));
+    json_object_set_new(j, "memory_peak_at_s", json_real(r->memory_peak_at_s));
+    json_object_set_new(j, "activation_chunks_held", json_integer(r->chunks_held));
     json_object_set_new(j, "bubble_fraction", json_real(r->bubble_fraction));
     json_object_set_new(j, "gpu_util", json_real(r->gpu_util));
     json_object_set_new(j, "sm_efficiency", json_real(r->sm_efficiency));

@@ -360,6 +360,8 @@ typedef struct sim {
     bool *busy;
     int64_t *fwd_in, *bwd_in; /* [V·P·M] arrival times, -1 = not yet */
     int64_t *busy_ns, *end_ns, *last_bwd_start;
+    int *held, *held_max;  /* chunks whose activations a stage holds */
+    int64_t *held_at;      /* when held_max was first reached */
     json_t *trace;
     FILE *timeline; /* stage,kind,microbatch,chunk,start_ms,end_ms */
 } sim;
@@ -385,6 +387,12 @@ static void on_finish(engine *eng, void *ctx_, uint64_t arg)
     S->busy[s] = false;
     S->next[s]++;
     S->end_ns[s] = now;
+    if (it->bwd)
+        S->held[s]--; /* its activations are freed */
+    else if (S->held[s] > S->held_max[s]) {
+        S->held_max[s] = S->held[s];
+        S->held_at[s] = now;
+    }
     if (!it->bwd && vs + 1 < V) {
         int64_t at = now + ns(S->p2p_fwd[s]);
         S->fwd_in[(size_t)(vs + 1) * c->M + it->mb] = at;
@@ -442,6 +450,8 @@ static void try_start(sim *S, int s)
     int64_t dur = ns(it->bwd ? v->bwd : v->fwd);
     S->busy[s] = true;
     S->busy_ns[s] += dur;
+    if (!it->bwd)
+        S->held[s]++; /* a forward allocates its activations */
     if (it->bwd && S->next[s] == S->n_items[s] - 1)
         S->last_bwd_start[s] = now;
     trace_op(S, s, it, now, dur);
@@ -459,6 +469,8 @@ static int64_t run_pipeline(sim *S)
         S->next[s] = 0;
         S->busy[s] = false;
         S->busy_ns[s] = S->end_ns[s] = S->last_bwd_start[s] = 0;
+        S->held[s] = S->held_max[s] = 0;
+        S->held_at[s] = 0;
     }
     S->eng = engine_create(1024);
     for (int s = 0; s < c->P; s++)
@@ -491,6 +503,9 @@ static void sim_free(sim *S)
     free(S->busy_ns);
     free(S->end_ns);
     free(S->last_bwd_start);
+    free(S->held);
+    free(S->held_max);
+    free(S->held_at);
     engine_destroy(S->eng);
 }
 
@@ -510,7 +525,11 @@ static int sim_alloc(sim *S, ctx *c)
     S->busy_ns = calloc((size_t)P, sizeof(int64_t));
     S->end_ns = calloc((size_t)P, sizeof(int64_t));
     S->last_bwd_start = calloc((size_t)P, sizeof(int64_t));
-    if (!S->vc || !S->order || !S->fwd_in || !S->bwd_in || !S->busy_ns)
+    S->held = calloc((size_t)P, sizeof(int));
+    S->held_max = calloc((size_t)P, sizeof(int));
+    S->held_at = calloc((size_t)P, sizeof(int64_t));
+    if (!S->vc || !S->order || !S->fwd_in || !S->bwd_in || !S->busy_ns ||
+        !S->held || !S->held_max || !S->held_at)
         return -1;
     for (int s = 0; s < P; s++) {
         S->order[s] = malloc(sizeof(sched_item) * (size_t)(2 * M * V));
@@ -1011,6 +1030,12 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);
     mem_train_breakdown(in->m, p, in->overhead, &r->memory);
     r->memory_peak_bytes = r->memory.total;
+    /* the peak as the schedule ran: when the most activations were held */
+    int ps = r->memory.stage >= 0 && r->memory.stage < c.P ? r->memory.stage : 0;
+    r->chunks_held = S.held_max[ps];
+    r->memory_peak_at_s = S.held_at[ps] * 1e-9;
+    for (int s = 0; s < c.P && s < TRAIN_MAX_STAGES; s++)
+        r->chunks_held_by_stage[s] = S.held_max[s];
     json_decref(S.trace);
     sim_free(&S);
     return c.failed ? -1 : 0;

@@ -68,6 +68,7 @@ typedef struct train_link_use {
     double bytes_by_kind[COMM_KINDS];
 } train_link_use;
 
+#define TRAIN_MAX_STAGES 256
 #define TRAIN_TOP_LINKS (2 * LINK_KIND_COUNT) /* two per kind */
 
 typedef struct train_result {
@@ -82,6 +83,11 @@ typedef struct train_result {
     int ntop_links;
     double memory_peak_bytes;
     mem_result memory;
+    /* activations in flight as the schedule ran: the most (virtual-stage)
+     * microbatch chunks the peak stage held, and when */
+    int chunks_held;
+    double memory_peak_at_s;
+    int chunks_held_by_stage[TRAIN_MAX_STAGES];
     double fwd_s, bwd_s;      /* one microbatch on the busiest stage */
     int microbatches;
     double dp_bytes_per_gpu;  /* bytes each GPU sends for gradients/params */

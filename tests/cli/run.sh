@@ -270,6 +270,7 @@ has '"mfu": 0\.[0-9]'
 has '"interference": \{'
 has '"comm_sms": [1-9]'
 has '"busiest_links": \[$'
+has '"activation_chunks_held": 2,'
 has '"kind": "nvlink"'
 cp "$tmp/out" "$tmp/first.json"
 run 0 train-deterministic -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \

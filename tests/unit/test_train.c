@@ -152,18 +152,33 @@ static void test_bubble(void **state)
     const int m = 16;
     p.global_batch = m * p.dp;
     p.schedule = SCHED_GPIPE;
-    assert_close(run(&v, &p, true).bubble_fraction, 3.0 / m, 0.01);
+    train_result g = run(&v, &p, true);
+    assert_close(g.bubble_fraction, 3.0 / m, 0.01);
+    for (int s = 0; s < 4; s++) /* GPipe: every forward before a backward */
+        assert_int_equal(g.chunks_held_by_stage[s], m);
     p.schedule = SCHED_1F1B;
     train_result r = run(&v, &p, true);
     assert_close(r.bubble_fraction, 3.0 / m, 0.01);
-    /* the first 1F1B stage holds p microbatches of activations */
+    /* the first 1F1B stage holds p microbatches of activations, stage s
+     * p - s, as the schedule ran, and `llmsim memory` agrees */
     assert_int_equal(r.memory.stage, 0);
     assert_int_equal(r.memory.in_flight, 4);
+    assert_int_equal(r.chunks_held, 4);
+    for (int s = 0; s < 4; s++)
+        assert_int_equal(r.chunks_held_by_stage[s], 4 - s);
+    /* the peak comes when stage 0 finishes its 4th forward */
+    assert_close(r.memory_peak_at_s, 4 * r.fwd_s, 1e-6);
     /* Narayanan et al.'s (p-1)/(v·m) idealizes the interleaved warm-up;
      * Megatron's exact order (sched.c) comes out 3% below it here */
     p.schedule = SCHED_INTERLEAVED;
     p.vpp = 2;
-    assert_close(run(&v, &p, true).bubble_fraction, 3.0 / (2 * m), 0.05);
+    train_result in = run(&v, &p, true);
+    assert_close(in.bubble_fraction, 3.0 / (2 * m), 0.05);
+    /* Megatron's warm-up: (p - s - 1)·2 + (v - 1)·p chunks, plus one */
+    for (int s = 0; s < 4; s++)
+        assert_int_equal(in.chunks_held_by_stage[s], (4 - s - 1) * 2 + 4 + 1);
+    assert_close(in.memory.act_layers_held,
+                 in.chunks_held_by_stage[in.memory.stage] * 32 / 4 / 2.0, 1e-9);
     env_close(&v);
 }
 
