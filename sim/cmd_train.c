@@ -15,6 +15,7 @@ static const char usage[] =
     "           [--schedule gpipe|1f1b|interleaved] [--vpp N]\n"
     "           [--precision bf16|fp16|fp8|fp32] [--optimizer adamw|...]\n"
     "           [--no-flash-attn] [--bucket-mb X] [--no-overlap-grad-reduce]\n"
+    "           [--overlap-param-gather] [--full]\n"
     "           [--trace FILE.json] [--timeline FILE.csv] [--json]\n\n"
     "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
     "microbatch order (GPipe, 1F1B or interleaved 1F1B) on its compute\n"
@@ -47,7 +48,8 @@ static const char usage[] =
 enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
     T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
-    T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE, T_FULL
+    T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE, T_FULL,
+    T_OVERLAP_PG
 };
 
 typedef struct topts {
@@ -126,6 +128,7 @@ static int parse_one(topts *o, int ch, const char *v, llm_err *e)
         return 0;
     case T_NOFA: p->flash_attn = false; return 0;
     case T_NOOVERLAP: p->no_overlap_grad_reduce = true; return 0;
+    case T_OVERLAP_PG: p->overlap_param_gather = true; return 0;
     case T_BUCKET:
         if (util_parse_double("--bucket-mb", v, 0.001, 1e6, &x, e))
             return -1;
@@ -158,6 +161,7 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
         {"no-flash-attn", 0, 0, T_NOFA}, {"bucket-mb", 1, 0, T_BUCKET},
         {"trace", 1, 0, T_TRACE}, {"json", 0, 0, T_JSON},
         {"no-overlap-grad-reduce", 0, 0, T_NOOVERLAP},
+        {"overlap-param-gather", 0, 0, T_OVERLAP_PG},
         {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE},
         {"full", 0, 0, T_FULL}, {0, 0, 0, 0},
     };

@@ -48,6 +48,10 @@ typedef struct mem_train {
     bool flash_attn;
     bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
     bool no_overlap_grad_reduce; /* reduce after the backward, not during */
+    bool overlap_param_gather;   /* ZeRO: gather updated parameters during
+                                    the next forward (Megatron's
+                                    --overlap-param-gather), not after the
+                                    optimizer */
     double bucket_bytes; /* DP gradient bucket (reduce-scatter staging) */
 } mem_train;
 

@@ -550,10 +550,11 @@ static int sim_alloc(sim *S, ctx *c)
  * communication stream: (bucketed, time of each bucket), returning the
  * reduce part (overlappable with the last backward) and the gather part
  * (after the optimizer). */
-static void dp_cost(ctx *c, double params, double *reduce, double *gather)
+static void dp_cost(ctx *c, double params, double *reduce, double *gather,
+                    double *gather_first)
 {
     const mem_train *p = c->p;
-    *reduce = *gather = 0;
+    *reduce = *gather = *gather_first = 0;
     if (p->dp < 2)
         return;
     double gb = mem_grad_bytes_per_param(p);
@@ -568,9 +569,11 @@ static void dp_cost(ctx *c, double params, double *reduce, double *gather)
          * the forward and once for the backward of the next step) */
         double pb = params * 2;
         int ng = (int)ceil(pb / bucket);
+        double first = coll_s(c, COLL_ALL_GATHER, 1, ng > 1 ? bucket : pb);
         double g = (ng - 1) * coll_s(c, COLL_ALL_GATHER, 1, bucket) +
                    coll_s(c, COLL_ALL_GATHER, 1, pb - (ng - 1) * bucket);
         *gather = p->zero >= 3 ? 2 * g : g;
+        *gather_first = p->zero >= 3 ? 2 * first : first;
     }
 }
 
@@ -947,8 +950,16 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         double params = 0;
         for (int k = 0; k < c.V; k++)
             params += S.vc[k * c.P + s].params;
-        double red, gat;
-        dp_cost(&c, params, &red, &gat);
+        double red, gat, gat_first;
+        dp_cost(&c, params, &red, &gat, &gat_first);
+        if (p->overlap_param_gather && gat > 0) {
+            /* the next step's first forward waits for the first bucket;
+             * the rest arrive while that microbatch's forward runs */
+            double fwd = 0;
+            for (int k = 0; k < c.V; k++)
+                fwd += S.vc[k * c.P + s].fwd;
+            gat = gat - fwd > gat_first ? gat - fwd : gat_first;
+        }
         double comp_end = S.end_ns[s] * 1e-9;
         /* overlapped with the last backward (Megatron's distributed DDP),
          * or after it (the "local" DDP of the SC21 runs) */

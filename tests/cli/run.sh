@@ -307,6 +307,22 @@ step_rep=$(sed -n 's/.*"step_time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
 if [ -n "$step_full" ] && awk -v a="$step_full" -v b="$step_rep" \
     'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-6 * b) }'; then ok; else
     bad "--full $step_full vs representative $step_rep"; fi
+# the validation experiments are the plans `make validate` runs
+run 0 train-validation-config -- train configs/validation/kort-t5-175B-sp-selective.cfg --json
+cp "$tmp/out" "$tmp/vcfg.json"
+run 0 train-validation-flags -- train --model gpt3-175b --cluster dgx-a100 --nodes 8 --tp 8 \
+    --pp 8 --dp 1 --micro-batch 1 --global-batch 64 --seq-len 2048 --recompute selective \
+    --schedule interleaved --json --sp --vpp 3 --zero 0 --no-flash-attn
+if cmp -s "$tmp/out" "$tmp/vcfg.json"; then ok; else bad "config and flags differ"; fi
+n_ok=0
+for f in configs/validation/*.cfg; do
+    "$L" train "$f" --json >/dev/null 2>&1 && n_ok=$((n_ok + 1))
+done
+if [ "$n_ok" -eq "$(ls configs/validation/*.cfg | wc -l)" ] && [ "$n_ok" -ge 22 ]; then ok; else
+    bad "only $n_ok validation experiments ran"; fi
+run 0 train-overlap-param-gather -- train configs/train-llama2-7b-8xh100.cfg \
+    --set parallel.overlap_param_gather=true --json
+has '"step_time_s": '
 run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
 has 'DOES NOT FIT'
 

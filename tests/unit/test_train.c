@@ -304,6 +304,32 @@ static void test_link_load(void **state)
     env_close(&v);
 }
 
+/* --overlap-param-gather: the next forward waits for the first bucket
+ * of updated parameters only; with one bucket nothing can overlap. */
+static void test_overlap_param_gather(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 4, "llama-2-7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.dp = 32, p.zero = 1, p.global_batch = 64, p.seq_len = 4096;
+    p.recompute = RECOMPUTE_FULL;
+    p.bucket_bytes = 40e6;
+    train_result a = run(&v, &p, false);
+    p.overlap_param_gather = true;
+    train_result b = run(&v, &p, false);
+    assert_true(b.step_s < a.step_s);
+    assert_close(a.step_s - b.step_s,
+                 a.exposed_comm_s[COMM_DP] - b.exposed_comm_s[COMM_DP], 1e-6);
+    p.bucket_bytes = 1e12; /* one bucket */
+    train_result c = run(&v, &p, false);
+    p.overlap_param_gather = false;
+    train_result d = run(&v, &p, false);
+    assert_close(c.step_s, d.step_s, 1e-12);
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -337,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_interference),
         cmocka_unit_test(test_link_load),
+        cmocka_unit_test(test_overlap_param_gather),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, setup, teardown);
