@@ -91,6 +91,19 @@ static int group_rank(const mem_train *p, int group, int g, int i)
     }
 }
 
+/* What one NCCL channel of stage s's data-parallel ring moves (NCCL's
+ * per-channel ring throughput at the group's node count). */
+static double dp_channel_Bps(const ctx *c, int s)
+{
+    const mem_train *p = c->p;
+    const topo *t = c->in->t;
+    int first = rank_of(p, 0, 0, 0, s), last = rank_of(p, 0, 0, p->dp - 1, s);
+    int nodes = t->gpus_per_node > 0
+                    ? last / t->gpus_per_node - first / t->gpus_per_node + 1
+                    : 1;
+    return c->in->coll->ring_ch_Bps[nodes <= 1 ? 0 : nodes == 2 ? 1 : 2];
+}
+
 /* The first `groups` groups of a kind run `op` together, each with the
  * algorithm and protocol NCCL's tuner picks for the first alone (ranks);
  * their time in *s, the bytes on each link added to link_bytes. */
@@ -165,6 +178,10 @@ typedef struct vcost {
     double attn_core;    /* forward attention, for selective recompute */
     double params;       /* parameters per GPU on this virtual stage */
     double mem_frac;     /* share of kernel time in memory-bound kernels */
+    double fsdp;         /* ZeRO-3: exposed gathers and reduce-scatters,
+                            and the slowdown of the compute they overlap */
+    double fsdp_first;   /* the first layer's gather, each way */
+    double fsdp_fwd_part; /* the forward's share of fsdp */
 } vcost;
 
 /* One transformer layer, one microbatch, one TP rank. */
@@ -179,6 +196,9 @@ static double cp_kv_bytes(const ctx *c)
     return (double)p->seq_len / p->cp * p->micro_batch * 2 * kvd / kv_div * 2;
 }
 
+static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
+                       double mem_frac, vcost *v);
+
 static void layer_cost(ctx *c, int layer, vcost *v)
 {
     const model_spec *m = c->m;
@@ -190,6 +210,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     double kv_div = kvh >= t ? t : kvh;
     double vd = m->heads * (double)model_v_head_dim(m);
     double f_fwd = 0, f_bwd = 0;
+    double total0 = c->op_total_s, mem0 = c->op_mem_s;
     /* QKV, output projection */
     f_fwd += gemm3(c, T, qd / t + 2 * kvd / kv_div, h);
     f_bwd += gemm_bwd(c, T, qd / t + 2 * kvd / kv_div, h);
@@ -262,8 +283,50 @@ static void layer_cost(ctx *c, int layer, vcost *v)
         double exp_cp = ring > at ? ring - at : 0;
         v->cp += 3 * exp_cp; /* forward, and twice the traffic backward */
     }
+    if (p->zero >= 3) {
+        double priced = c->op_total_s - total0;
+        fsdp_layer(c, layer, f_fwd, f_bwd,
+                   priced > 0 ? (c->op_mem_s - mem0) / priced : 0, v);
+    }
     v->fwd += f_fwd;
     v->bwd += f_bwd;
+}
+
+/* ZeRO-3 / FSDP (full shard): every microbatch gathers each layer's
+ * parameters before its forward and again before its backward, and
+ * reduce-scatters its gradients after it (PyTorch FSDP FULL_SHARD,
+ * DeepSpeed ZeRO-3).  The next layer's gather is prefetched while this
+ * layer computes, so only what outlasts the compute shows, plus the
+ * slowdown the running collectives cause (train_interfere); the first
+ * layer's gather of each pass waits in full (vstage_cost). */
+static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
+                       double mem_frac, vcost *v)
+{
+    const mem_train *p = c->p;
+    if (p->dp < 2 || c->in->free_comm)
+        return;
+    model_tensor tt[MODEL_MAX_TENSORS];
+    int n = model_layer_tensors(c->m, layer, tt);
+    double params = 0;
+    for (int i = 0; i < n; i++)
+        params += model_tensor_numel_per_gpu(c->m, &tt[i], p->tp, p->ep);
+    double pb = params * mem_weight_bytes_per_param(p->precision);
+    double gb = params * mem_grad_bytes_per_param(p);
+    double ag = coll_s(c, COLL_ALL_GATHER, 1, pb);
+    double rs = coll_s(c, COLL_REDUCE_SCATTER, 1, gb);
+    if (v->fsdp_first == 0)
+        v->fsdp_first = ag;
+    train_interference fi, bi;
+    double scale = coll_busbw_factor(COLL_ALL_GATHER, p->dp);
+    double ch = dp_channel_Bps(c, 0);
+    train_interfere(c->in->gpu, ag > 0 ? pb / ag * scale : 0, ch, 2, mem_frac,
+                    f_fwd, ag, &fi);
+    train_interfere(c->in->gpu, (pb + gb) / (ag + rs) * scale, ch, 2.5,
+                    mem_frac, f_bwd, ag + rs, &bi);
+    double ef = ag > f_fwd ? ag - f_fwd : 0;
+    double eb = ag + rs > f_bwd ? ag + rs - f_bwd : 0;
+    v->fsdp += ef + eb + fi.extra_s + bi.extra_s;
+    v->fsdp_fwd_part += ef + fi.extra_s;
 }
 
 static void vstage_cost(ctx *c, int vs, vcost *v)
@@ -311,6 +374,9 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
     double fwd_comm = (v->tp + v->ep + v->cp) / 2;
     v->fwd += fwd_comm;
     v->bwd += fwd_comm * (p->recompute == RECOMPUTE_FULL ? 2 : 1);
+    /* ZeRO-3: each pass first waits for its first layer's gather */
+    v->fwd += v->fsdp_fwd_part + v->fsdp_first;
+    v->bwd += v->fsdp - v->fsdp_fwd_part + v->fsdp_first;
 }
 
 /* ---- pipeline transfers ------------------------------------------------- */
@@ -555,7 +621,7 @@ static void dp_cost(ctx *c, double params, double *reduce, double *gather,
 {
     const mem_train *p = c->p;
     *reduce = *gather = *gather_first = 0;
-    if (p->dp < 2)
+    if (p->dp < 2 || p->zero >= 3) /* ZeRO-3: per layer, in the passes */
         return;
     double gb = mem_grad_bytes_per_param(p);
     double total = params * gb;
@@ -615,13 +681,7 @@ static void dp_interference(ctx *c, int s, const vcost *v, double params,
     coll_op op = p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
     double bytes = params * mem_grad_bytes_per_param(p);
     double busbw = bytes / red_s * coll_busbw_factor(op, p->dp);
-    const topo *t = c->in->t;
-    int first = rank_of(p, 0, 0, 0, s), last = rank_of(p, 0, 0, p->dp - 1, s);
-    int nodes = t->gpus_per_node > 0
-                    ? last / t->gpus_per_node - first / t->gpus_per_node + 1
-                    : 1;
-    int scale = nodes <= 1 ? 0 : nodes == 2 ? 1 : 2;
-    train_interfere(c->in->gpu, busbw, c->in->coll->ring_ch_Bps[scale],
+    train_interfere(c->in->gpu, busbw, dp_channel_Bps(c, s),
                     op == COLL_ALL_REDUCE ? 2.5 : 3, v->mem_frac, compute_s,
                     red_s, out);
 }
@@ -731,11 +791,14 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
     rc = rc || link_coll(c, COLL_SEND_RECV, 3, cp_kv_bytes(c),
                          layers * c->M * 3.0 * (p->cp - 1), tmp,
                          acc + COMM_CP * L);
+    /* ZeRO-3 gathers twice and reduce-scatters once per microbatch */
+    double per = p->zero >= 3 ? c->M : 1;
     rc = rc || link_coll(c, p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER,
-                         1, grads, 1, tmp, acc + COMM_DP * L);
+                         1, grads, per, tmp, acc + COMM_DP * L);
     if (p->zero >= 1)
         rc = rc || link_coll(c, COLL_ALL_GATHER, 1, params * 2,
-                             p->zero >= 3 ? 2 : 1, tmp, acc + COMM_DP * L);
+                             p->zero >= 3 ? 2 * per : 1, tmp,
+                             acc + COMM_DP * L);
     for (int way = 0; rc == 0 && c->P > 1 && way < 2; way++) {
         memset(tmp, 0, sizeof(double) * (size_t)L);
         p2p_s(c, way, 1 - way, tmp);
@@ -982,7 +1045,8 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         }
         if (S.busy_ns[s] * 1e-9 > busy_max)
             busy_max = S.busy_ns[s] * 1e-9;
-        r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P;
+        r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P *
+                               (p->zero >= 3 ? c.M : 1);
     }
     (void)crit;
     if (!in->free_comm && link_load(&c, &S, step, r))
@@ -1020,7 +1084,9 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
                                       : 0;
     const vcost *v0 = &S.vc[0];
     double tp = 0, ep = 0, cp = 0;
+    double fsdp = 0;
     for (int vs = 0; vs < c.P * c.V; vs += c.P) { /* stage 0's chunks */
+        fsdp += S.vc[vs].fsdp + 2 * S.vc[vs].fsdp_first;
         tp += S.vc[vs].tp;
         ep += S.vc[vs].ep;
         cp += S.vc[vs].cp;
@@ -1030,12 +1096,13 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     r->exposed_comm_s[COMM_EP] = ep * c.M * rec;
     r->exposed_comm_s[COMM_CP] = cp * c.M * rec;
     r->exposed_comm_s[COMM_PP] = (t_pipe - t_free) * 1e-9;
-    r->exposed_comm_s[COMM_DP] = dp_exposed > 0 ? dp_exposed : 0;
+    r->exposed_comm_s[COMM_DP] = (dp_exposed > 0 ? dp_exposed : 0) +
+                                 fsdp * c.M;
     r->fwd_s = v0->fwd;
     r->bwd_s = v0->bwd;
     /* nvidia-smi's GPU-Util: any kernel running (NCCL ones included) */
     double active = busy_max + r->interference.extra_s +
-                    r->exposed_comm_s[COMM_DP] +
+                    (dp_exposed > 0 ? dp_exposed : 0) +
                     optimizer_s(&c, v0->params);
     r->gpu_util = active / step > 1 ? 1 : active / step;
     r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);
