@@ -318,8 +318,11 @@ n_ok=0
 for f in configs/validation/*.cfg; do
     "$L" train "$f" --json >/dev/null 2>&1 && n_ok=$((n_ok + 1))
 done
-if [ "$n_ok" -eq "$(ls configs/validation/*.cfg | wc -l)" ] && [ "$n_ok" -ge 22 ]; then ok; else
+if [ "$n_ok" -eq "$(ls configs/validation/*.cfg | wc -l)" ] && [ "$n_ok" -ge 26 ]; then ok; else
     bad "only $n_ok validation experiments ran"; fi
+sh tests/validation-configs.sh "$tmp/vcfg" &&
+    if diff -r "$tmp/vcfg" configs/validation >/dev/null; then ok; else
+        bad "configs/validation is stale: run sh tests/validation-configs.sh"; fi
 run 0 train-overlap-param-gather -- train configs/train-llama2-7b-8xh100.cfg \
     --set parallel.overlap_param_gather=true --json
 has '"step_time_s": '
