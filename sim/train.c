@@ -713,6 +713,54 @@ static int check_inputs(const train_input *in, llm_err *e)
     return 0;
 }
 
+/* After the pipeline: each stage's gradient reduction from its last
+ * backward on (or after it), the optimizer, the parameter gather; the step
+ * ends with the last stage to finish, whose exposed data-parallel time and
+ * interference are returned. */
+static double finish_step(ctx *c, const sim *S, double *dp_start,
+                          double *dp_len, double *dp_exposed,
+                          train_interference *crit_inf)
+{
+    const mem_train *p = c->p;
+    double step = 0;
+    *dp_exposed = 0;
+    memset(crit_inf, 0, sizeof *crit_inf);
+    for (int s = 0; s < c->P; s++) {
+        double params = 0;
+        for (int k = 0; k < c->V; k++)
+            params += S->vc[k * c->P + s].params;
+        double red, gat, gat_first;
+        dp_cost(c, params, &red, &gat, &gat_first);
+        if (p->overlap_param_gather && gat > 0) {
+            /* the next step's first forward waits for the first bucket;
+             * the rest arrive while that microbatch's forward runs */
+            double fwd = 0;
+            for (int k = 0; k < c->V; k++)
+                fwd += S->vc[k * c->P + s].fwd;
+            gat = gat - fwd > gat_first ? gat - fwd : gat_first;
+        }
+        double comp_end = S->end_ns[s] * 1e-9;
+        /* overlapped with the last backward (Megatron's distributed DDP),
+         * or after it (the "local" DDP of the SC21 runs) */
+        dp_start[s] = p->no_overlap_grad_reduce ? comp_end
+                                                : S->last_bwd_start[s] * 1e-9;
+        dp_len[s] = red;
+        train_interference inf;
+        dp_interference(c, s, &S->vc[s], params, red, comp_end - dp_start[s],
+                        &inf);
+        comp_end += inf.extra_s;
+        double red_end = dp_start[s] + red;
+        double opt = optimizer_s(c, params);
+        double end = (red_end > comp_end ? red_end : comp_end) + opt + gat;
+        if (end > step) {
+            step = end;
+            *dp_exposed = end - comp_end - opt;
+            *crit_inf = inf;
+        }
+    }
+    return step;
+}
+
 /* ---- link load over the step --------------------------------------------- */
 
 /* Adds `count` x the bytes one `op` of `bytes` puts on each link, for the
@@ -1002,53 +1050,20 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         return err_set(e, "the pipeline deadlocked (internal error)");
     }
 
-    /* per stage: gradient reduction from the last backward on, optimizer,
-     * parameter gather */
-    double step = 0, busy_max = 0;
-    int crit = 0;
     double *dp_start = calloc((size_t)c.P, sizeof(double));
     double *dp_len = calloc((size_t)c.P, sizeof(double));
-    double dp_exposed = 0;
+    double dp_exposed = 0, busy_max = 0;
+    double step = finish_step(&c, &S, dp_start, dp_len, &dp_exposed,
+                              &r->interference);
     for (int s = 0; s < c.P; s++) {
         double params = 0;
         for (int k = 0; k < c.V; k++)
             params += S.vc[k * c.P + s].params;
-        double red, gat, gat_first;
-        dp_cost(&c, params, &red, &gat, &gat_first);
-        if (p->overlap_param_gather && gat > 0) {
-            /* the next step's first forward waits for the first bucket;
-             * the rest arrive while that microbatch's forward runs */
-            double fwd = 0;
-            for (int k = 0; k < c.V; k++)
-                fwd += S.vc[k * c.P + s].fwd;
-            gat = gat - fwd > gat_first ? gat - fwd : gat_first;
-        }
-        double comp_end = S.end_ns[s] * 1e-9;
-        /* overlapped with the last backward (Megatron's distributed DDP),
-         * or after it (the "local" DDP of the SC21 runs) */
-        dp_start[s] = p->no_overlap_grad_reduce ? comp_end
-                                                : S.last_bwd_start[s] * 1e-9;
-        dp_len[s] = red;
-        train_interference inf;
-        dp_interference(&c, s, &S.vc[s], params, red, comp_end - dp_start[s],
-                        &inf);
-        comp_end += inf.extra_s;
-        double red_end = dp_start[s] + red;
-        double end = (red_end > comp_end ? red_end : comp_end) +
-                     optimizer_s(&c, params) + gat;
-        double exposed = end - comp_end - optimizer_s(&c, params);
-        if (end > step) {
-            step = end;
-            crit = s;
-            dp_exposed = exposed;
-            r->interference = inf;
-        }
         if (S.busy_ns[s] * 1e-9 > busy_max)
             busy_max = S.busy_ns[s] * 1e-9;
         r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P *
                                (p->zero >= 3 ? c.M : 1);
     }
-    (void)crit;
     if (!in->free_comm && link_load(&c, &S, step, r))
         c.failed = 1;
     if (!c.failed && in->trace_path &&
