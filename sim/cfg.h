@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "mem.h"
 #include "topo.h"
+#include "train.h"
 
 /* Loads topologies/gpus.cfg (or any file in that format). */
 int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e);
@@ -50,6 +51,8 @@ typedef struct cfg_experiment {
     char model[256], cluster[256];
     int nodes; /* 0 = as the cluster file says */
     mem_train plan;
+    train_loader loader; /* input = { workers; sample_ms; prefetch;
+                            bytes_per_token; } */
 } cfg_experiment;
 
 /* Fills x over its current values; `sets` are "key.path=value" overrides

@@ -10,7 +10,9 @@
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-static const char *const root_keys[] = {"model", "cluster", "nodes",
+static const char *const input_keys[] = {"workers", "sample_ms", "prefetch",
+                                         "bytes_per_token"};
+static const char *const root_keys[] = {"model", "cluster", "nodes", "input",
                                         "parallel", "description"};
 static const char *const plan_keys[] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "micro_batch", "global_batch",
@@ -122,15 +124,26 @@ int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
         if (apply_set(&cfg, path, sets[i], e))
             goto out;
     const config_setting_t *r = config_root_setting(&cfg);
-    config_setting_t *plan;
+    config_setting_t *plan, *input;
     char desc[512];
     if (cfgu_check_keys(&c, r, root_keys, COUNT(root_keys)) ||
         cfgu_str(&c, r, "model", true, x->model, sizeof x->model) ||
         cfgu_str(&c, r, "cluster", true, x->cluster, sizeof x->cluster) ||
         cfgu_int(&c, r, "nodes", false, 1, 1 << 20, &x->nodes) ||
         cfgu_str(&c, r, "description", false, desc, sizeof desc) ||
-        cfgu_group(&c, r, "parallel", &plan))
+        cfgu_group(&c, r, "parallel", &plan) ||
+        cfgu_group(&c, r, "input", &input))
         goto out;
+    double ms = x->loader.sample_s * 1e3;
+    if (input &&
+        (cfgu_check_keys(&c, input, input_keys, COUNT(input_keys)) ||
+         cfgu_int(&c, input, "workers", false, 0, 4096, &x->loader.workers) ||
+         cfgu_double(&c, input, "sample_ms", false, 0, 1e7, &ms) ||
+         cfgu_int(&c, input, "prefetch", false, 1, 1024, &x->loader.prefetch) ||
+         cfgu_double(&c, input, "bytes_per_token", false, 0, 1e6,
+                     &x->loader.bytes_per_token)))
+        goto out;
+    x->loader.sample_s = ms * 1e-3;
     if (!plan) {
         err_at(e, path, 1, "parallel", "missing (expected parallel = { tp = "
                "...; pp = ...; ... };)");

@@ -16,6 +16,7 @@ static const char usage[] =
     "           [--precision bf16|fp16|fp8|fp32] [--optimizer adamw|...]\n"
     "           [--no-flash-attn] [--bucket-mb X] [--no-overlap-grad-reduce]\n"
     "           [--overlap-param-gather] [--full]\n"
+    "           [--loader-workers N --sample-ms X [--prefetch N]]\n"
     "           [--trace FILE.json] [--timeline FILE.csv] [--json]\n\n"
     "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
     "microbatch order (GPipe, 1F1B or interleaved 1F1B) on its compute\n"
@@ -49,7 +50,7 @@ enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
     T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
     T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE, T_FULL,
-    T_OVERLAP_PG
+    T_OVERLAP_PG, T_WORKERS, T_SAMPLE, T_PREFETCH
 };
 
 typedef struct topts {
@@ -59,6 +60,7 @@ typedef struct topts {
     long nodes;
     int json, full;
     mem_train plan;
+    train_loader loader;
 } topts;
 
 static int pick(const char *opt, const char *v, const char *const *names,
@@ -137,6 +139,15 @@ static int parse_one(topts *o, int ch, const char *v, llm_err *e)
     case T_TRACE: o->trace = v; return 0;
     case T_TIMELINE: o->timeline = v; return 0;
     case T_FULL: o->full = 1; return 0;
+    case T_WORKERS:
+        return iopt("--loader-workers", v, 0, 4096, &o->loader.workers, e);
+    case T_SAMPLE:
+        if (util_parse_double("--sample-ms", v, 0, 1e7, &x, e))
+            return -1;
+        o->loader.sample_s = x * 1e-3;
+        return 0;
+    case T_PREFETCH:
+        return iopt("--prefetch", v, 1, 1024, &o->loader.prefetch, e);
     case T_JSON: o->json = 1; return 0;
     case T_SET:
         if (o->nsets >= 64)
@@ -163,7 +174,9 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
         {"no-overlap-grad-reduce", 0, 0, T_NOOVERLAP},
         {"overlap-param-gather", 0, 0, T_OVERLAP_PG},
         {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE},
-        {"full", 0, 0, T_FULL}, {0, 0, 0, 0},
+        {"full", 0, 0, T_FULL}, {"loader-workers", 1, 0, T_WORKERS},
+        {"sample-ms", 1, 0, T_SAMPLE}, {"prefetch", 1, 0, T_PREFETCH},
+        {0, 0, 0, 0},
     };
     int ch;
     optind = 1;
@@ -217,6 +230,18 @@ static void print_human(const model_spec *m, const topo *t,
     printf("\n  GPU-Util           %10.1f%%  (SM efficiency %.1f%% of peak "
            "while busy)\n",
            100 * r->gpu_util, 100 * r->sm_efficiency);
+    if (r->loader_need_s > 0) {
+        if (r->input_wait_s > 1e-6 * r->step_s)
+            printf("  input pipeline     INPUT-BOUND: the step waits %.3f s "
+                   "(%.1f%%) for data; loading a step's microbatches takes "
+                   "%.3f s of the workers\n",
+                   r->input_wait_s, 100 * r->input_wait_s / r->step_s,
+                   r->loader_need_s);
+        else
+            printf("  input pipeline     keeps up: the workers need %.3f s "
+                   "per step (%.0f%% of it)\n",
+                   r->loader_need_s, 100 * r->loader_need_s / r->step_s);
+    }
     const train_interference *f = &r->interference;
     if (f->extra_s > 0)
         printf("  overlap slowdown   %10.2f ms  (gradient reduction holds %d "
@@ -301,6 +326,9 @@ static json_t *as_json(const train_result *r, const topo *t)
         json_array_append_new(links, o);
     }
     json_object_set_new(j, "busiest_links", links);
+    json_object_set_new(j, "input_wait_s", json_real(r->input_wait_s));
+    json_object_set_new(j, "input_bound", json_boolean(r->input_wait_s >
+                                                         1e-6 * r->step_s));
     json_object_set_new(j, "microbatches", json_integer(r->microbatches));
     json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
     return j;
@@ -316,6 +344,7 @@ static int run(int argc, char **argv, llm_err *e)
         return EXIT_BAD_INPUT;
     cfg_experiment x;
     memset(&x, 0, sizeof x);
+    train_loader_defaults(&x.loader);
     if (o.file) {
         mem_train_defaults(&x.plan);
         if (cfg_load_experiment(o.file, o.sets, o.nsets, &x, e))
@@ -325,6 +354,7 @@ static int run(int argc, char **argv, llm_err *e)
     }
     memset(&o, 0, sizeof o);
     o.plan = x.plan;
+    o.loader = x.loader;
     if (!x.model[0])
         mem_train_defaults(&o.plan);
     o.model = x.model[0] ? x.model : NULL;
@@ -347,7 +377,7 @@ static int run(int argc, char **argv, llm_err *e)
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
         goto out;
     train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.full,
-                      o.trace, o.timeline};
+                      o.trace, o.timeline, &o.loader};
     train_result r;
     if (train_simulate(&in, &r, e))
         goto out;

@@ -426,6 +426,12 @@ typedef struct sim {
     bool *busy;
     int64_t *fwd_in, *bwd_in; /* [V·P·M] arrival times, -1 = not yet */
     int64_t *busy_ns, *end_ns, *last_bwd_start;
+    /* the input pipeline: Q = prefetch x workers microbatches ahead */
+    int W, Q;
+    int64_t item_ns, copy_ns;
+    int64_t *ready;        /* [M + Q] when microbatch i's input is on GPU */
+    int64_t *wfree, copy_free;  /* workers and the copy engine */
+    int64_t *carry, *wcarry, copy_carry; /* state at the step's start */
     int *held, *held_max;  /* chunks whose activations a stage holds */
     int64_t *held_at;      /* when held_max was first reached */
     json_t *trace;
@@ -499,6 +505,23 @@ static void trace_op(sim *S, int s, const sched_item *it, int64_t t0,
     json_array_append_new(S->trace, ev);
 }
 
+/* The first stage took microbatch i - Q's input at `now`: a worker
+ * starts loading microbatch i into the freed slot. */
+static void produce(sim *S, int i, int64_t now)
+{
+    int w = 0;
+    for (int k = 1; k < S->W; k++)
+        if (S->wfree[k] < S->wfree[w])
+            w = k;
+    int64_t start = now > S->wfree[w] ? now : S->wfree[w];
+    int64_t built = start + S->item_ns;
+    int64_t copy = built > S->copy_free ? built : S->copy_free;
+    S->wfree[w] = built;
+    S->copy_free = S->ready[i] = copy + S->copy_ns;
+    if (i < S->c->M)
+        engine_at(S->eng, S->ready[i], on_arrive, S, 0);
+}
+
 static void try_start(sim *S, int s)
 {
     ctx *c = S->c;
@@ -508,10 +531,12 @@ static void try_start(sim *S, int s)
     int vs = it->chunk * c->P + s;
     int64_t now = engine_now(S->eng);
     int64_t in = it->bwd ? S->bwd_in[(size_t)vs * c->M + it->mb]
-                 : vs == 0 ? 0
+                 : vs == 0 ? (S->W ? S->ready[it->mb] : 0)
                            : S->fwd_in[(size_t)vs * c->M + it->mb];
     if (in < 0 || in > now)
         return; /* its input's arrival will call again */
+    if (S->W && vs == 0 && !it->bwd)
+        produce(S, it->mb + S->Q, now);
     const vcost *v = &S->vc[vs];
     int64_t dur = ns(it->bwd ? v->bwd : v->fwd);
     S->busy[s] = true;
@@ -541,6 +566,14 @@ static int64_t run_pipeline(sim *S)
     S->eng = engine_create(1024);
     for (int s = 0; s < c->P; s++)
         engine_at(S->eng, 0, on_arrive, S, (uint64_t)s);
+    if (S->W) { /* the queue and the workers as the last step left them */
+        for (int i = 0; i < c->M + S->Q; i++)
+            S->ready[i] = i < S->Q ? S->carry[i] : -1;
+        for (int i = 0; i < S->Q && i < c->M; i++)
+            engine_at(S->eng, S->ready[i], on_arrive, S, 0);
+        memcpy(S->wfree, S->wcarry, sizeof(int64_t) * (size_t)S->W);
+        S->copy_free = S->copy_carry;
+    }
     engine_run(S->eng, INT64_MAX);
     int64_t end = 0;
     for (int s = 0; s < c->P; s++) {
@@ -569,6 +602,10 @@ static void sim_free(sim *S)
     free(S->busy_ns);
     free(S->end_ns);
     free(S->last_bwd_start);
+    free(S->ready);
+    free(S->wfree);
+    free(S->carry);
+    free(S->wcarry);
     free(S->held);
     free(S->held_max);
     free(S->held_at);
@@ -759,6 +796,87 @@ static double finish_step(ctx *c, const sim *S, double *dp_start,
         }
     }
     return step;
+}
+
+void train_loader_defaults(train_loader *l)
+{
+    /* PyTorch's prefetch_factor 2; int64 token ids and labels */
+    *l = (train_loader){.workers = 0, .sample_s = 0, .prefetch = 2,
+                        .bytes_per_token = 16};
+}
+
+/* Runs step after step until the loader's queue and workers start each
+ * step as the previous one left them (the periodic steady state); first
+ * once with data always ready, for the comparison. */
+static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
+                               train_result *r)
+{
+    const mem_train *p = c->p;
+    S->Q = l->prefetch * l->workers;
+    S->item_ns = ns(p->micro_batch * l->sample_s);
+    double bytes = (double)p->micro_batch * p->seq_len * l->bytes_per_token;
+    S->copy_ns = ns(bytes / (gpu_pcie_Bps(c->in->gpu) *
+                             c->in->coll->link_eff[LINK_PCIE]));
+    size_t n = (size_t)(c->M + S->Q);
+    S->ready = calloc(n, sizeof(int64_t));
+    S->carry = calloc((size_t)S->Q, sizeof(int64_t));
+    S->wfree = calloc((size_t)l->workers, sizeof(int64_t));
+    S->wcarry = calloc((size_t)l->workers, sizeof(int64_t));
+    double *a = calloc((size_t)c->P, sizeof(double));
+    double *b = calloc((size_t)c->P, sizeof(double));
+    int rc = 0;
+    if (!S->ready || !S->carry || !S->wfree || !S->wcarry || !a || !b)
+        rc = err_set(c->e, "out of memory");
+    double x;
+    train_interference inf;
+    if (rc == 0) {
+        run_pipeline(S);
+        engine_destroy(S->eng);
+        S->eng = NULL;
+        r->step_no_input_wait_s = finish_step(c, S, a, b, &x, &inf);
+    }
+    S->W = l->workers;
+    r->loader_need_s = c->M * (S->item_ns * 1e-9) / S->W;
+    /* a loader whose rate does not divide the step evenly settles into a
+     * cycle of several different steps: the step is their mean */
+    enum { ITERS = 128, TAIL = 120 };
+    double sum = 0;
+    int counted = 0;
+    for (int iter = 0; rc == 0 && iter < ITERS; iter++) {
+        run_pipeline(S);
+        engine_destroy(S->eng);
+        S->eng = NULL;
+        double st = finish_step(c, S, a, b, &x, &inf);
+        int64_t step = ns(st);
+        if (iter >= ITERS - TAIL) {
+            sum += st;
+            counted++;
+        }
+        bool same = true;
+        for (int i = 0; i < S->Q; i++) {
+            int64_t v = S->ready[c->M + i] - step;
+            v = v > 0 ? v : 0;
+            same = same && v == S->carry[i];
+            S->carry[i] = v;
+        }
+        for (int w = 0; w < S->W; w++) {
+            int64_t v = S->wfree[w] - step;
+            v = v > 0 ? v : 0;
+            same = same && v == S->wcarry[w];
+            S->wcarry[w] = v;
+        }
+        int64_t v = S->copy_free - step;
+        S->copy_carry = v > 0 ? v : 0;
+        if (same) { /* a fixed point: every step is this one */
+            sum = st;
+            counted = 1;
+            break;
+        }
+    }
+    r->loader_step_s = counted ? sum / counted : 0;
+    free(a);
+    free(b);
+    return rc;
 }
 
 /* ---- link load over the step --------------------------------------------- */
@@ -1012,6 +1130,11 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         sim_free(&S);
         return -1;
     }
+    if (in->loader && in->loader->workers > 0 &&
+        loader_steady_state(&c, &S, in->loader, r)) {
+        sim_free(&S);
+        return -1;
+    }
     /* once with free pipeline transfers, to see what they expose */
     double *keep_f = malloc(sizeof(double) * (size_t)c.P);
     double *keep_b = malloc(sizeof(double) * (size_t)c.P);
@@ -1055,6 +1178,12 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     double dp_exposed = 0, busy_max = 0;
     double step = finish_step(&c, &S, dp_start, dp_len, &dp_exposed,
                               &r->interference);
+    if (S.W) {
+        if (r->loader_step_s > 0)
+            step = r->loader_step_s;
+        double w = step - r->step_no_input_wait_s;
+        r->input_wait_s = w > 0 ? w : 0;
+    }
     for (int s = 0; s < c.P; s++) {
         double params = 0;
         for (int k = 0; k < c.V; k++)

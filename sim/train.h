@@ -25,6 +25,20 @@
 enum { COMM_TP, COMM_PP, COMM_DP, COMM_CP, COMM_EP, COMM_KINDS };
 extern const char *const train_comm_names[COMM_KINDS];
 
+/* The input pipeline (optional): `workers` CPU data-loader processes each
+ * build a whole microbatch (micro_batch samples at sample_s each, as a
+ * PyTorch DataLoader worker does), copy it to the GPU from pinned memory
+ * over PCIe (bytes_per_token of token ids, labels and masks), and keep at
+ * most prefetch x workers microbatches ready ahead of the first stage. */
+typedef struct train_loader {
+    int workers;          /* 0 = data is always ready (not modelled) */
+    double sample_s;
+    int prefetch;         /* per worker (PyTorch prefetch_factor) */
+    double bytes_per_token;
+} train_loader;
+
+void train_loader_defaults(train_loader *l);
+
 typedef struct train_input {
     const model_spec *m;
     const mem_train *plan;
@@ -38,6 +52,7 @@ typedef struct train_input {
                                 once, not one representative */
     const char *trace_path;  /* Chrome trace JSON, or NULL */
     const char *timeline_path; /* CSV of ops for plots/timeline.gp, or NULL */
+    const train_loader *loader; /* NULL: data always ready */
 } train_input;
 
 /* Compute slowed by a communication kernel running beside it on the same
@@ -88,6 +103,11 @@ typedef struct train_result {
     int chunks_held;
     double memory_peak_at_s;
     int chunks_held_by_stage[TRAIN_MAX_STAGES];
+    /* input pipeline (with a loader): the step with data always ready, and
+     * how long the step waits for data over it */
+    double step_no_input_wait_s, input_wait_s;
+    double loader_need_s; /* CPU time per step per worker to load M */
+    double loader_step_s; /* the steady state's mean step */
     double fwd_s, bwd_s;      /* one microbatch on the busiest stage */
     int microbatches;
     double dp_bytes_per_gpu;  /* bytes each GPU sends for gradients/params */

@@ -148,7 +148,8 @@ static void bench_train(const char *what, const char *model_name,
         topo_destroy(t);
         return;
     }
-    train_input in = {&m, &p, t, t->gpu, &cc, &kc, &ov, false, false, NULL, NULL};
+    train_input in = {&m, &p, t, t->gpu, &cc, &kc, &ov, false, false, NULL, NULL,
+                      NULL};
     train_result r;
     double t0 = now_s();
     int rc = train_simulate(&in, &r, &e);

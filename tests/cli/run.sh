@@ -326,6 +326,19 @@ sh tests/validation-configs.sh "$tmp/vcfg" &&
 run 0 train-overlap-param-gather -- train configs/train-llama2-7b-8xh100.cfg \
     --set parallel.overlap_param_gather=true --json
 has '"step_time_s": '
+# the input pipeline: 3 workers x 0.5 s per sample, 8 microbatches of 2
+# samples per replica need 8 x 2 x 0.5 / 3 = 2.667 s, more than the GPUs
+run 0 train-input-bound -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --dp 2 \
+    --micro-batch 2 --global-batch 32 --seq-len 4096 --zero 1 --recompute selective \
+    --loader-workers 3 --sample-ms 500 --json
+has '"input_bound": true'
+has '"step_time_s": 2\.666'
+run 0 train-input-text -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --dp 2 \
+    --micro-batch 2 --global-batch 32 --seq-len 4096 --loader-workers 3 --sample-ms 500
+has 'INPUT-BOUND: the step waits'
+run 1 train-input-typo -- train tests/bad/train-input-typo.cfg
+has 'train-input-typo.cfg:6: worker: unknown key \(did you mean "workers"\?\)'
+quiet
 run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
 has 'DOES NOT FIT'
 

@@ -56,7 +56,7 @@ static void env_close(env *v)
 static train_result run(env *v, const mem_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
-                      free_comm, false, NULL, NULL};
+                      free_comm, false, NULL, NULL, NULL};
     train_result r;
     llm_err e;
     if (train_simulate(&in, &r, &e) != 0) {
@@ -221,7 +221,7 @@ static void test_full_equals_representative(void **state)
     p.tp = 4, p.pp = 1, p.dp = 4, p.zero = 1, p.global_batch = 16;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL};
+                      false, NULL, NULL, NULL};
     train_result a, b;
     llm_err e;
     assert_int_equal(train_simulate(&in, &a, &e), 0);
@@ -330,6 +330,41 @@ static void test_overlap_param_gather(void **state)
     env_close(&v);
 }
 
+/* The input pipeline in its periodic steady state: a loader faster than
+ * the GPUs costs nothing; a slower one sets the step to the time its W
+ * workers need for M microbatches of b samples, M·b·c/W, and GPU-Util
+ * drops by the same ratio. */
+static void test_input_pipeline(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.tp = 2, p.pp = 2, p.dp = 2, p.zero = 1, p.global_batch = 32;
+    p.micro_batch = 2, p.seq_len = 4096, p.recompute = RECOMPUTE_SELECTIVE;
+    train_result base = run(&v, &p, false);
+    train_loader l;
+    train_loader_defaults(&l);
+    l.workers = 2, l.sample_s = 1e-6;
+    train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
+                      false, NULL, NULL, &l};
+    train_result r;
+    llm_err e;
+    assert_int_equal(train_simulate(&in, &r, &e), 0);
+    assert_close(r.step_s, base.step_s, 1e-9);
+    assert_true(r.input_wait_s == 0);
+    l.workers = 3, l.sample_s = 0.5; /* 8 microbatches x 2 x 0.5 s / 3 */
+    assert_int_equal(train_simulate(&in, &r, &e), 0);
+    double need = 8 * 2 * 0.5 / 3;
+    assert_true(need > base.step_s);
+    assert_close(r.step_s, need, 1e-4);
+    assert_close(r.input_wait_s, need - base.step_s, 1e-3);
+    assert_close(r.step_no_input_wait_s, base.step_s, 1e-9);
+    assert_close(r.gpu_util, base.gpu_util * base.step_s / r.step_s, 1e-3);
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -338,7 +373,7 @@ static void test_bad_plans(void **state)
     mem_train p;
     mem_train_defaults(&p);
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL};
+                      false, NULL, NULL, NULL};
     train_result r;
     llm_err e;
     p.tp = 4; /* 4 GPUs on an 8-GPU node */
@@ -364,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_interference),
         cmocka_unit_test(test_link_load),
         cmocka_unit_test(test_overlap_param_gather),
+        cmocka_unit_test(test_input_pipeline),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, setup, teardown);
