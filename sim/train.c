@@ -428,6 +428,7 @@ typedef struct sim {
     int64_t *busy_ns, *end_ns, *last_bwd_start;
     /* the input pipeline: Q = prefetch x workers microbatches ahead */
     int W, Q;
+    int64_t t_pipe_no_input; /* the pipeline with data always ready */
     int64_t item_ns, copy_ns;
     int64_t *ready;        /* [M + Q] when microbatch i's input is on GPU */
     int64_t *wfree, copy_free;  /* workers and the copy engine */
@@ -830,7 +831,7 @@ static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
     double x;
     train_interference inf;
     if (rc == 0) {
-        run_pipeline(S);
+        S->t_pipe_no_input = run_pipeline(S);
         engine_destroy(S->eng);
         S->eng = NULL;
         r->step_no_input_wait_s = finish_step(c, S, a, b, &x, &inf);
@@ -1224,7 +1225,9 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     r->model_tflops_per_gpu = model_flops / step / gpus / 1e12;
     r->hw_tflops_per_gpu = (model_flops + re * tokens) / step / gpus / 1e12;
     r->mfu = model_flops / step / gpus / peak;
-    r->bubble_fraction = busy_max > 0 ? (t_pipe * 1e-9 - busy_max) / busy_max
+    /* the schedule's own bubble, not the waits for input */
+    int64_t span = S.W ? S.t_pipe_no_input : t_pipe;
+    r->bubble_fraction = busy_max > 0 ? (span * 1e-9 - busy_max) / busy_max
                                       : 0;
     const vcost *v0 = &S.vc[0];
     double tp = 0, ep = 0, cp = 0;

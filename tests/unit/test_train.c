@@ -362,6 +362,7 @@ static void test_input_pipeline(void **state)
     assert_close(r.input_wait_s, need - base.step_s, 1e-3);
     assert_close(r.step_no_input_wait_s, base.step_s, 1e-9);
     assert_close(r.gpu_util, base.gpu_util * base.step_s / r.step_s, 1e-3);
+    assert_close(r.bubble_fraction, base.bubble_fraction, 1e-12); /* not input */
     env_close(&v);
 }
 
