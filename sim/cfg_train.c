@@ -17,7 +17,8 @@ static const char *const root_keys[] = {"model", "cluster", "nodes", "input",
 static const char *const plan_keys[] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "micro_batch", "global_batch",
     "seq_len", "schedule", "zero", "recompute", "precision", "optimizer",
-    "flash_attn", "overlap_grad_reduce", "overlap_param_gather", "bucket_mb"};
+    "flash_attn", "overlap_grad_reduce", "overlap_param_gather", "bucket_mb",
+    "moe_imbalance"};
 
 /* --set a.b=v: the value's type follows the setting it replaces, or its
  * spelling (integer, real, true/false, else string) when it is new. */
@@ -93,6 +94,7 @@ static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
         cfgu_bool(c, g, "overlap_grad_reduce", false, &overlap) ||
         cfgu_bool(c, g, "overlap_param_gather", false,
                   &p->overlap_param_gather) ||
+        cfgu_double(c, g, "moe_imbalance", false, 1, 1e3, &p->moe_imbalance) ||
         cfgu_double(c, g, "bucket_mb", false, 0.001, 1e6, &bucket))
         return -1;
     p->schedule = (mem_schedule)sched;

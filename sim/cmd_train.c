@@ -15,7 +15,7 @@ static const char usage[] =
     "           [--schedule gpipe|1f1b|interleaved] [--vpp N]\n"
     "           [--precision bf16|fp16|fp8|fp32] [--optimizer adamw|...]\n"
     "           [--no-flash-attn] [--bucket-mb X] [--no-overlap-grad-reduce]\n"
-    "           [--overlap-param-gather] [--full]\n"
+    "           [--overlap-param-gather] [--moe-imbalance X] [--full]\n"
     "           [--loader-workers N --sample-ms X [--prefetch N]]\n"
     "           [--trace FILE.json] [--timeline FILE.csv] [--json]\n\n"
     "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
@@ -50,7 +50,7 @@ enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
     T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
     T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE, T_FULL,
-    T_OVERLAP_PG, T_WORKERS, T_SAMPLE, T_PREFETCH
+    T_OVERLAP_PG, T_WORKERS, T_SAMPLE, T_PREFETCH, T_IMBALANCE
 };
 
 typedef struct topts {
@@ -139,6 +139,9 @@ static int parse_one(topts *o, int ch, const char *v, llm_err *e)
     case T_TRACE: o->trace = v; return 0;
     case T_TIMELINE: o->timeline = v; return 0;
     case T_FULL: o->full = 1; return 0;
+    case T_IMBALANCE:
+        return util_parse_double("--moe-imbalance", v, 1, 1e3,
+                                 &p->moe_imbalance, e);
     case T_WORKERS:
         return iopt("--loader-workers", v, 0, 4096, &o->loader.workers, e);
     case T_SAMPLE:
@@ -176,6 +179,7 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
         {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE},
         {"full", 0, 0, T_FULL}, {"loader-workers", 1, 0, T_WORKERS},
         {"sample-ms", 1, 0, T_SAMPLE}, {"prefetch", 1, 0, T_PREFETCH},
+        {"moe-imbalance", 1, 0, T_IMBALANCE},
         {0, 0, 0, 0},
     };
     int ch;

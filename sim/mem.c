@@ -20,7 +20,7 @@ void mem_train_defaults(mem_train *p)
         .recompute = RECOMPUTE_NONE, .zero = 0, .schedule = SCHED_1F1B,
         .precision = DT_BF16, .optimizer = OPT_ADAMW, .flash_attn = true,
         /* PyTorch DDP's default bucket_cap_mb = 25 */
-        .bucket_bytes = 25.0 * MiB,
+        .bucket_bytes = 25.0 * MiB, .moe_imbalance = 1.0,
     };
 }
 

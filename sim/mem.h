@@ -48,6 +48,8 @@ typedef struct mem_train {
     bool flash_attn;
     bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
     bool no_overlap_grad_reduce; /* reduce after the backward, not during */
+    double moe_imbalance;        /* tokens on the busiest expert rank over
+                                    the mean (1 = balanced routing) */
     bool overlap_param_gather;   /* ZeRO: gather updated parameters during
                                     the next forward (Megatron's
                                     --overlap-param-gather), not after the

@@ -235,7 +235,10 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
     if (m->moe_experts > 0 && layer >= m->moe_dense_layers) {
         double E = m->moe_experts / p->ep, k = m->moe_active;
-        double tok = T * k / E; /* tokens per local expert, balanced */
+        /* tokens per local expert on the busiest rank: the mean times the
+         * routing imbalance, which every rank of the layer waits for */
+        double imb = p->moe_imbalance > 1 ? p->moe_imbalance : 1;
+        double tok = T * k / E * imb;
         cost_op up = {.kind = OP_GEMM, .dt = c->dt, .m = tok,
                       .n = per_ffn * m->moe_expert_ffn / t, .k = h, .batch = E};
         cost_op dn = {.kind = OP_GEMM, .dt = c->dt, .m = tok, .n = h,
@@ -249,7 +252,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
             f_bwd += gemm_bwd(c, T, per_ffn * sf, h) + gemm_bwd(c, T, h, sf);
         }
         /* dispatch and combine, forward and backward */
-        double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * 2);
+        double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * 2 * imb);
         v->ep += 4 * a2a;
     } else {
         double f = m->ffn / t;
@@ -952,8 +955,9 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
                                    tmp, acc + COMM_TP * L)
                    : link_coll(c, COLL_ALL_REDUCE, 0, act, layers * passes,
                                tmp, acc + COMM_TP * L);
+    double imb = p->moe_imbalance > 1 ? p->moe_imbalance : 1;
     rc = rc || link_coll(c, COLL_ALL_TO_ALL, 2,
-                         act * c->m->moe_active, moe_layers_on_stage0(c) *
+                         act * c->m->moe_active * imb, moe_layers_on_stage0(c) *
                          passes, tmp, acc + COMM_EP * L);
     rc = rc || link_coll(c, COLL_SEND_RECV, 3, cp_kv_bytes(c),
                          layers * c->M * 3.0 * (p->cp - 1), tmp,

@@ -342,6 +342,12 @@ has 'INPUT-BOUND: the step waits'
 run 1 train-input-typo -- train tests/bad/train-input-typo.cfg
 has 'train-input-typo.cfg:6: worker: unknown key \(did you mean "workers"\?\)'
 quiet
+run 0 train-moe-imbalance -- train --model mixtral-8x7b --cluster dgx-h100 --dp 8 --ep 8 \
+    --global-batch 8 --seq-len 4096 --zero 1 --moe-imbalance 1.5 --json
+has '"ep": [0-9]'
+run 1 train-moe-imbalance-low -- train --model mixtral-8x7b --cluster dgx-h100 --dp 8 --ep 8 \
+    --global-batch 8 --moe-imbalance 0.5
+has 'moe-imbalance'
 run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
 has 'DOES NOT FIT'
 

@@ -366,6 +366,34 @@ static void test_input_pipeline(void **state)
     env_close(&v);
 }
 
+/* Expert parallelism with skewed routing: the busiest rank's experts get
+ * imbalance x the mean tokens, and the layer waits for them. */
+static void test_moe_imbalance(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "mixtral-8x7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.dp = 8, p.ep = 8, p.zero = 1, p.global_batch = 8, p.seq_len = 4096;
+    train_result a = run(&v, &p, true);
+    p.moe_imbalance = 1.5;
+    train_result b = run(&v, &p, true);
+    /* one local expert (8 experts / ep 8) gets 4096 x top-2 tokens */
+    double d = 0;
+    for (int k = 0; k < 2; k++) {
+        double tok = 4096.0 * 2 * (k ? 1.5 : 1.0), sign = k ? 1 : -1;
+        d += sign * (gemm(&v, tok, 2 * 14336.0, 4096) +
+                     gemm(&v, tok, 4096, 14336.0));
+    }
+    assert_close(b.fwd_s - a.fwd_s, 32 * d, 1e-9);
+    mem_train q = p;
+    q.moe_imbalance = 1; /* and the all-to-all waits for the busiest rank */
+    assert_true(run(&v, &p, false).exposed_comm_s[COMM_EP] >
+                run(&v, &q, false).exposed_comm_s[COMM_EP]);
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -401,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_link_load),
         cmocka_unit_test(test_overlap_param_gather),
         cmocka_unit_test(test_input_pipeline),
+        cmocka_unit_test(test_moe_imbalance),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, setup, teardown);
