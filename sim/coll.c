@@ -654,17 +654,29 @@ static void top_links(const topo *t, const net *n, coll_result *out)
     }
 }
 
-static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
-                    coll_result *out, llm_err *e)
+/* An idle network on a new engine, links at their achievable bandwidth;
+ * NULL when memory ran out. */
+static net *idle_net(topo *t, const coll_calib *cal, engine **eng)
 {
-    engine *eng = engine_create(1024);
-    net *n = eng ? net_create(eng, t) : NULL;
+    *eng = engine_create(1024);
+    net *n = *eng ? net_create(*eng, t) : NULL;
     if (!n) {
-        engine_destroy(eng);
-        return err_set(e, "out of memory");
+        engine_destroy(*eng);
+        *eng = NULL;
+        return NULL;
     }
     for (int k = 0; k < LINK_KIND_COUNT; k++)
         net_scale_bw(n, (topo_link_kind)k, cal->link_eff[k]);
+    return n;
+}
+
+static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
+                    coll_result *out, llm_err *e)
+{
+    engine *eng;
+    net *n = idle_net(t, cal, &eng);
+    if (!n)
+        return err_set(e, "out of memory");
     alone a = {false};
     int rc = coll_start(n, cal, q, alone_done, &a, 0, e);
     if (rc == 0) {
@@ -742,14 +754,10 @@ static void together_done(engine *eng, void *ctx, uint64_t arg)
 int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
                        int n, double *time_s, double *link_bytes, llm_err *e)
 {
-    engine *eng = engine_create(1024);
-    net *nt = eng ? net_create(eng, t) : NULL;
-    if (!nt) {
-        engine_destroy(eng);
+    engine *eng;
+    net *nt = idle_net(t, cal, &eng);
+    if (!nt)
         return err_set(e, "out of memory");
-    }
-    for (int k = 0; k < LINK_KIND_COUNT; k++)
-        net_scale_bw(nt, (topo_link_kind)k, cal->link_eff[k]);
     together tg = {n};
     int rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
