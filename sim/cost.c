@@ -188,7 +188,10 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
         if (gr->nm == 0)
             return err_set(e, "no GEMM table for %s in %s", dtype_name(d),
                            c->dir);
-        eff = cost_grid_eff(gr, op->m, op->n, op->k);
+        /* a strided batch launches batch x the tiles of one GEMM, so it
+         * fills the GPU as one GEMM of batch x m rows would */
+        eff = cost_grid_eff(gr, op->m * (op->batch > 1 ? op->batch : 1),
+                            op->n, op->k);
         note(r, "gemm.tsv %s grid", gr == &c->gemm[d] ? dtype_name(d)
                                                         : "bf16 (nearest)", 0);
         note(r, " (%s) -> efficiency %.3f", gr->source, eff);

@@ -199,6 +199,47 @@ static double cp_kv_bytes(const ctx *c)
 static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
                        double mem_frac, vcost *v);
 
+/* Attention without a fused kernel, as Megatron-LM ran it before
+ * FlashAttention: per (sequence, head) a Q·Kᵀ GEMM over the whole s x s
+ * square (the causal mask is applied, not skipped), the fused
+ * scale-mask-softmax, dropout on the probabilities when the model has it,
+ * and a P·V GEMM, each its own kernel.  Backward: two GEMMs for each
+ * forward GEMM, dropout and softmax backward over the same square. */
+static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
+                              double *bwd)
+{
+    double bh = (double)a->batch * a->heads, q = a->q_len, kv = a->kv_len;
+    double d = a->head_dim, dv = a->v_head_dim > 0 ? a->v_head_dim : d;
+    cost_op qk = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = kv, .k = d,
+                  .batch = bh};
+    cost_op pv = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = dv, .k = kv,
+                  .batch = bh};
+    cost_op qk_b1 = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = d, .k = kv,
+                     .batch = bh}; /* dQ = dS·K */
+    cost_op qk_b2 = {.kind = OP_GEMM, .dt = c->dt, .m = kv, .n = d, .k = q,
+                     .batch = bh}; /* dK = dSᵀ·Q */
+    cost_op pv_b1 = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = kv, .k = dv,
+                     .batch = bh}; /* dP = dO·Vᵀ */
+    cost_op pv_b2 = {.kind = OP_GEMM, .dt = c->dt, .m = kv, .n = dv, .k = q,
+                     .batch = bh}; /* dV = Pᵀ·dO */
+    double sq = bh * q * kv;
+    cost_op sm = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = sq};
+    cost_op sm_b = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = sq,
+                    .reads = 2, .writes = 1, .mem = MEM_ACTIVATION};
+    *fwd = op_s(c, &qk) + op_s(c, &sm) + op_s(c, &pv);
+    *bwd = op_s(c, &qk_b1) + op_s(c, &qk_b2) + op_s(c, &pv_b1) +
+           op_s(c, &pv_b2) + op_s(c, &sm_b);
+    if (c->m->dropout > 0) {
+        /* the 16-bit probabilities in and out, and a 1-byte mask: 2.5
+         * 16-bit passes; backward reads the gradient and the mask */
+        cost_op dr = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = sq,
+                      .reads = 1, .writes = 1, .mem = MEM_ACTIVATION};
+        double x = op_s(c, &dr) * 1.25;
+        *fwd += x;
+        *bwd += x;
+    }
+}
+
 static void layer_cost(ctx *c, int layer, vcost *v)
 {
     const model_spec *m = c->m;
@@ -227,10 +268,16 @@ static void layer_cost(ctx *c, int layer, vcost *v)
         a.heads = 1;
     if (a.kv_heads < 1)
         a.kv_heads = 1;
-    double at = op_s(c, &a);
+    double at, at_bwd;
+    if (p->flash_attn) {
+        at = op_s(c, &a);
+        at_bwd = 2.5 * at; /* FlashAttention-2: 5 matmuls backward vs 2 */
+    } else {
+        unfused_attention(c, &a, &at, &at_bwd);
+    }
     v->attn_core += at;
     f_fwd += at;
-    f_bwd += 2.5 * at; /* FlashAttention-2: 5 matmuls backward vs 2 */
+    f_bwd += at_bwd;
     /* MLP or experts */
     double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
     if (m->moe_experts > 0 && layer >= m->moe_dense_layers) {

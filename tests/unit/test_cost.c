@@ -164,6 +164,32 @@ static void test_decode_memory_bound(void **state)
     cost_calib_free(&c);
 }
 
+/* A strided batch of GEMMs fills the GPU as one GEMM with batch x m rows:
+ * the same FLOPs at the same efficiency, so the same compute time (eight
+ * local experts' up-projections, say). */
+static void test_batched_gemm(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "a100-sxm-80gb");
+    cost_calib c;
+    llm_err e;
+    assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
+    cost_op b = {.kind = OP_GEMM, .dt = DT_FP16, .m = 512, .n = 4096,
+                 .k = 4096, .batch = 8};
+    cost_op one = {.kind = OP_GEMM, .dt = DT_FP16, .m = 512 * 8.0,
+                   .n = 4096, .k = 4096, .batch = 1};
+    cost_result rb, r1;
+    assert_int_equal(cost_predict(&c, g, &b, 0, &rb, &e), 0);
+    assert_int_equal(cost_predict(&c, g, &one, 0, &r1, &e), 0);
+    assert_close(rb.flops, r1.flops, 1e-12);
+    /* the batch moves more bytes (one B per GEMM); compute-bound, the
+     * times agree */
+    assert_true(rb.bytes > r1.bytes);
+    assert_string_equal(rb.bound, "compute");
+    assert_close(rb.kernel_s, r1.kernel_s, 1e-9);
+    cost_calib_free(&c);
+}
+
 static void test_capabilities(void **state)
 {
     (void)state;
@@ -238,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_interpolation),
         cmocka_unit_test(test_roofline_never_beaten),
         cmocka_unit_test(test_decode_memory_bound),
+        cmocka_unit_test(test_batched_gemm),
         cmocka_unit_test(test_capabilities),
         cmocka_unit_test(test_bad_tables),
     };

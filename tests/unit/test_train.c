@@ -394,6 +394,40 @@ static void test_moe_imbalance(void **state)
     env_close(&v);
 }
 
+/* Without FlashAttention (Megatron-LM before 2022) attention is five
+ * kernels: Q·Kᵀ over the whole s x s square, softmax, dropout on the
+ * probabilities (the model has dropout 0.1), P·V; the forward of the 24
+ * layers grows by exactly their sum less the fused kernel. */
+static void test_unfused_attention(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "megatron-1.7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.dp = 8, p.global_batch = 8, p.seq_len = 2048;
+    train_result fa = run(&v, &p, true);
+    p.flash_attn = false;
+    train_result un = run(&v, &p, true);
+    const double s = 2048, heads = 24, d = 96, sq = heads * s * s;
+    double unfused =
+        op(&v, (cost_op){.kind = OP_GEMM, .dt = DT_BF16, .m = s, .n = s,
+                         .k = d, .batch = heads}) +
+        op(&v, (cost_op){.kind = OP_SOFTMAX, .dt = DT_BF16, .elems = sq}) +
+        1.25 * op(&v, (cost_op){.kind = OP_ELEMENTWISE, .dt = DT_BF16,
+                                .elems = sq, .reads = 1, .writes = 1,
+                                .mem = MEM_ACTIVATION}) +
+        op(&v, (cost_op){.kind = OP_GEMM, .dt = DT_BF16, .m = s, .n = d,
+                         .k = s, .batch = heads});
+    double fused = op(&v, (cost_op){.kind = OP_ATTN_PREFILL, .dt = DT_BF16,
+                                    .batch = 1, .heads = 24, .kv_heads = 24,
+                                    .head_dim = 96, .v_head_dim = 96,
+                                    .q_len = s, .kv_len = s, .causal = true,
+                                    .flash = true});
+    assert_close(un.fwd_s - fa.fwd_s, 24 * (unfused - fused), 1e-9);
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -430,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_overlap_param_gather),
         cmocka_unit_test(test_input_pipeline),
         cmocka_unit_test(test_moe_imbalance),
+        cmocka_unit_test(test_unfused_attention),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, setup, teardown);
