@@ -1128,7 +1128,15 @@ static int write_trace(sim *S, const train_input *in, const double *dp_start,
             json_array_append_new(S->trace, m);
             json_t *pn = json_object();
             char label[64];
-            snprintf(label, sizeof label, "pipeline stage %d (TP group)", s);
+            int g0 = rank_of(S->c->p, 0, 0, 0, s);
+            int g1 = rank_of(S->c->p, S->c->p->tp - 1, 0, 0, s);
+            if (g0 == g1)
+                snprintf(label, sizeof label, "pipeline stage %d (GPU %d)", s,
+                         g0);
+            else
+                snprintf(label, sizeof label,
+                         "pipeline stage %d (GPUs %d-%d, its TP group)", s, g0,
+                         g1);
             json_object_set_new(pn, "name", json_string("process_name"));
             json_object_set_new(pn, "ph", json_string("M"));
             json_object_set_new(pn, "pid", json_integer(s));
