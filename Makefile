@@ -13,7 +13,7 @@ CC ?= cc
 BUILD ?= build
 PKGS = gsl libconfig jansson
 DEB_PKGS = pkg-config libgsl-dev libconfig-dev libcmocka-dev libjansson-dev \
-           valgrind
+           valgrind gnuplot-nox
 
 # snprintf truncation is the intended behaviour of every bounded copy here
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror -Wno-format-truncation
@@ -83,6 +83,9 @@ demo: deps
 	  --inference --batch 8 --context 4096 --dtype fp16 || test $$? -eq 2
 	./llmsim memory --model llama-2-70b --inference --batch 8 --context 4096 \
 	  --dtype fp16 --recommend
+	./llmsim train configs/train-llama2-7b-8xh100.cfg --timeline demo-step.csv
+	gnuplot -e "in='demo-step.csv'; out='demo-step.png'" plots/timeline.gp
+	@echo "demo: the training step's timeline is in demo-step.png"
 
 $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libllmsim.a
 	$(CC) $(CFLAGS_ALL) -Isim -o $@ $< $(BUILD)/libllmsim.a $(LDLIBS_ALL)
