@@ -339,6 +339,8 @@ has '"step_time_s": 2\.666'
 run 0 train-input-text -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --dp 2 \
     --micro-batch 2 --global-batch 32 --seq-len 4096 --loader-workers 3 --sample-ms 500
 has 'INPUT-BOUND: the step waits'
+run 0 train-input-config -- train configs/train-llama3-70b-64xh100.cfg --set input.sample_ms=800 --json
+has '"input_bound": true'
 run 1 train-input-typo -- train tests/bad/train-input-typo.cfg
 has 'train-input-typo.cfg:6: worker: unknown key \(did you mean "workers"\?\)'
 quiet
