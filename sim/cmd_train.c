@@ -274,6 +274,11 @@ static void print_human(const model_spec *m, const topo *t,
            t->gpu && r->memory_peak_bytes > t->gpu->memory_bytes
                ? "  DOES NOT FIT: see `llmsim memory --train` for remedies"
                : "");
+    const mem_result *mr = &r->memory;
+    printf("                     weights %.2f, gradients %.2f, optimizer %.2f, "
+           "activations %.2f, overheads %.2f GiB\n",
+           mr->weights / GiB, mr->gradients / GiB, mr->optimizer / GiB,
+           mr->activations / GiB, mr->overhead / GiB);
     int v = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1;
     double per_chunk = (double)m->layers / p->pp / v;
     printf("                     at %.3f s, holding %d microbatch%s "
@@ -297,6 +302,15 @@ static json_t *as_json(const train_result *r, const topo *t)
     json_object_set_new(j, "mfu", json_real(r->mfu));
     json_object_set_new(j, "memory_peak_bytes",
                         cmd_json_bytes(r->memory_peak_bytes));
+    json_t *mb = json_object();
+    json_object_set_new(mb, "weights", cmd_json_bytes(r->memory.weights));
+    json_object_set_new(mb, "gradients", cmd_json_bytes(r->memory.gradients));
+    json_object_set_new(mb, "optimizer", cmd_json_bytes(r->memory.optimizer));
+    json_object_set_new(mb, "activations",
+                        cmd_json_bytes(r->memory.activations));
+    json_object_set_new(mb, "overhead", cmd_json_bytes(r->memory.overhead));
+    json_object_set_new(mb, "stage", json_integer(r->memory.stage));
+    json_object_set_new(j, "memory_breakdown_bytes", mb);
     json_object_set_new(j, "memory_peak_at_s", json_real(r->memory_peak_at_s));
     json_object_set_new(j, "activation_chunks_held", json_integer(r->chunks_held));
     json_object_set_new(j, "bubble_fraction", json_real(r->bubble_fraction));

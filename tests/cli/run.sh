@@ -276,6 +276,12 @@ cp "$tmp/out" "$tmp/first.json"
 run 0 train-deterministic -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
     --dp 2 --global-batch 16 --seq-len 4096 --json
 if cmp -s "$tmp/out" "$tmp/first.json"; then ok; else bad "two runs differ"; fi
+# the memory peak is `llmsim memory`'s for the same plan, byte for byte
+mem_json=$($L memory --model llama-2-7b --gpu h100-sxm --train --tp 2 --pp 2 --dp 2 \
+    --global-batch 16 --seq-len 4096 --json 2>/dev/null | sed -n 's/.*"total_bytes": \([0-9]*\).*/\1/p')
+if [ -n "$mem_json" ] && grep -q "\"memory_peak_bytes\": $mem_json," "$tmp/first.json"; then ok; else
+    bad "train memory_peak_bytes differs from memory total_bytes ($mem_json)"; fi
+has '"memory_breakdown_bytes": \{'
 run 1 train-gpu-count -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --dp 1
 has 'tp 2 x pp 2 x dp 1 x cp 1 = 4 GPUs, but dgx-h100 x 1 has 8'
 quiet
