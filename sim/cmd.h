@@ -55,4 +55,19 @@ json_t *cmd_json_bytes(double bytes);
 int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
                    llm_err *e);
 
+/* getopt_long over argv (long options only), calling one(ctx, ch, value)
+ * for each; a missing value or an unknown option is the error.  Leaves
+ * optind at the first operand. */
+int cmd_getopt(const char *cmd, int argc, char **argv, const void *longopts,
+               int (*one)(void *ctx, int ch, const char *v, llm_err *e),
+               void *ctx, llm_err *e);
+
+/* `v` among `names`: its index in *out, or "OPT: unknown value "v" (did
+ * you mean ...?) (expected a|b|c)". */
+int cmd_pick(const char *opt, const char *v, const char *const *names, int n,
+             int *out, llm_err *e);
+/* An integer option in [lo, hi] into an int. */
+int cmd_int_opt(const char *opt, const char *v, long lo, long hi, int *out,
+                llm_err *e);
+
 #endif

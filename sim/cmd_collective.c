@@ -40,20 +40,6 @@ typedef struct copts {
     double b, e, f;
 } copts;
 
-static int pick(const char *opt, const char *v, const char *const *names,
-                int n, int *out, llm_err *e)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    char hint[96];
-    util_did_you_mean(hint, sizeof hint, v, names, n);
-    return err_set(e, "%s: unknown value \"%s\"%s (see `llmsim help "
-                      "collective`)", opt, v, hint);
-}
-
 static int parse(int argc, char **argv, copts *o, llm_err *e)
 {
     static const struct option opts[] = {
@@ -81,15 +67,15 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         int rc = 0;
         switch (ch) {
         case 'c': o->cluster = optarg; break;
-        case 'o': rc = pick("--op", optarg, coll_op_names, COLL_OP_COUNT, &o->op, e); break;
+        case 'o': rc = cmd_pick("--op", optarg, coll_op_names, COLL_OP_COUNT, &o->op, e); break;
         case 'g': rc = util_parse_int("--gpus", optarg, 2, 1 << 24, &o->gpus, e); break;
         case 'n': rc = util_parse_int("--nodes", optarg, 1, 1 << 20, &o->nodes, e); break;
         case 'b': rc = util_parse_size("-b", optarg, &o->b, e); break;
         case 'e': rc = util_parse_size("-e", optarg, &o->e, e); break;
         case 'f': rc = util_parse_double("-f", optarg, 1.01, 1024, &o->f, e); break;
-        case 'a': rc = pick("--algo", optarg, coll_algo_names, ALGO_COUNT + 1, &o->algo, e); break;
-        case 'p': rc = pick("--proto", optarg, coll_proto_names, PROTO_COUNT + 1, &o->proto, e); break;
-        case 'P': rc = pick("--p2p", optarg, onoff, 2, &o->p2p, e); break;
+        case 'a': rc = cmd_pick("--algo", optarg, coll_algo_names, ALGO_COUNT + 1, &o->algo, e); break;
+        case 'p': rc = cmd_pick("--proto", optarg, coll_proto_names, PROTO_COUNT + 1, &o->proto, e); break;
+        case 'P': rc = cmd_pick("--p2p", optarg, onoff, 2, &o->p2p, e); break;
         case 'C': o->csv = 1; break;
         case 'J': o->json = 1; break;
         case 'F': o->full = 1; break;

@@ -178,6 +178,54 @@ int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
                    arg, cmd);
 }
 
+int cmd_getopt(const char *cmd, int argc, char **argv, const void *longopts,
+               int (*one)(void *ctx, int ch, const char *v, llm_err *e),
+               void *ctx, llm_err *e)
+{
+    int ch;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+        if (ch == ':')
+            return err_set(e, "option %s needs a value (see `llmsim help "
+                              "%s`)", argv[optind - 1], cmd);
+        if (ch == '?')
+            return cmd_bad_option(cmd, argv[optind - 1], longopts, e);
+        if (one(ctx, ch, optarg, e))
+            return -1;
+    }
+    return 0;
+}
+
+int cmd_pick(const char *opt, const char *v, const char *const *names, int n,
+             int *out, llm_err *e)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char hint[96], all[200] = "";
+    util_did_you_mean(hint, sizeof hint, v, names, n);
+    for (int i = 0; i < n; i++) {
+        strncat(all, names[i], sizeof all - strlen(all) - 2);
+        if (i + 1 < n)
+            strncat(all, "|", sizeof all - strlen(all) - 1);
+    }
+    return err_set(e, "%s: unknown value \"%s\"%s (expected %s)", opt, v,
+                   hint, all);
+}
+
+int cmd_int_opt(const char *opt, const char *v, long lo, long hi, int *out,
+                llm_err *e)
+{
+    long x;
+    if (util_parse_int(opt, v, lo, hi, &x, e))
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
 topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
                     llm_err *e)
 {

@@ -73,8 +73,9 @@ static int num(const char *opt, const char *v, double lo, double *out,
     return util_parse_double(opt, v, lo, 1e18, out, e);
 }
 
-static int parse_one(kopts *o, int ch, const char *v, llm_err *e)
+static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
 {
+    kopts *o = ctx;
     double x;
     cost_op *op = &o->op;
     switch (ch) {
@@ -160,17 +161,8 @@ static int parse(int argc, char **argv, kopts *o, llm_err *e)
         {"bytes", 1, 0, K_BYTES}, {"fallback", 1, 0, K_FALLBACK},
         {"json", 0, 0, K_JSON}, {"calib", 1, 0, K_CALIB}, {0, 0, 0, 0},
     };
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        if (ch == ':')
-            return err_set(e, "option %s needs a value", argv[optind - 1]);
-        if (ch == '?')
-            return cmd_bad_option("kernel", argv[optind - 1], opts, e);
-        if (parse_one(o, ch, optarg, e))
-            return -1;
-    }
+    if (cmd_getopt("kernel", argc, argv, opts, parse_one, o, e))
+        return -1;
     if (optind < argc)
         return err_set(e, "unexpected argument \"%s\"", argv[optind]);
     if (!o->gpu)

@@ -105,35 +105,6 @@ static const struct option longopts[] = {
     {0, 0, 0, 0},
 };
 
-static int pick(const char *opt, const char *v, const char *const *names,
-                int n, int *out, llm_err *e)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    char hint[96], all[200] = "";
-    util_did_you_mean(hint, sizeof hint, v, names, n);
-    for (int i = 0; i < n; i++) {
-        strncat(all, names[i], sizeof all - strlen(all) - 2);
-        if (i + 1 < n)
-            strncat(all, "|", sizeof all - strlen(all) - 1);
-    }
-    return err_set(e, "%s: unknown value \"%s\"%s (expected %s)", opt, v,
-                   hint, all);
-}
-
-static int int_opt(const char *name, const char *v, long lo, long hi,
-                   int *out, llm_err *e)
-{
-    long x;
-    if (util_parse_int(name, v, lo, hi, &x, e))
-        return -1;
-    *out = (int)x;
-    return 0;
-}
-
 static void mark(opts *o, int train_only, const char *name)
 {
     if (train_only) {
@@ -146,8 +117,9 @@ static void mark(opts *o, int train_only, const char *name)
 }
 
 /* One option; returns -1 on bad input. */
-static int parse_one(opts *o, int ch, const char *v, llm_err *e)
+static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
 {
+    opts *o = ctx;
     const long BIG = 100000000;
     double x;
     int k = 0;
@@ -159,39 +131,39 @@ static int parse_one(opts *o, int ch, const char *v, llm_err *e)
     case O_RECOMMEND: o->recommend = 1; return 0;
     case O_JSON: o->json = 1; return 0;
     case O_TP:
-        if (int_opt("--tp", v, 1, 4096, &o->t.tp, e))
+        if (cmd_int_opt("--tp", v, 1, 4096, &o->t.tp, e))
             return -1;
         o->i.tp = o->t.tp;
         return 0;
     case O_PP:
-        if (int_opt("--pp", v, 1, 4096, &o->t.pp, e))
+        if (cmd_int_opt("--pp", v, 1, 4096, &o->t.pp, e))
             return -1;
         o->i.pp = o->t.pp;
         return 0;
-    case O_DP: mark(o, 1, "--dp"); return int_opt("--dp", v, 1, 1 << 20, &o->t.dp, e);
-    case O_CP: mark(o, 1, "--cp"); return int_opt("--cp", v, 1, 4096, &o->t.cp, e);
-    case O_EP: mark(o, 1, "--ep"); return int_opt("--ep", v, 1, 4096, &o->t.ep, e);
+    case O_DP: mark(o, 1, "--dp"); return cmd_int_opt("--dp", v, 1, 1 << 20, &o->t.dp, e);
+    case O_CP: mark(o, 1, "--cp"); return cmd_int_opt("--cp", v, 1, 4096, &o->t.cp, e);
+    case O_EP: mark(o, 1, "--ep"); return cmd_int_opt("--ep", v, 1, 4096, &o->t.ep, e);
     case O_SP: mark(o, 1, "--sp"); o->t.sp = true; return 0;
-    case O_VPP: mark(o, 1, "--vpp"); return int_opt("--vpp", v, 1, 1024, &o->t.vpp, e);
-    case O_MB: mark(o, 1, "--micro-batch"); return int_opt("--micro-batch", v, 1, BIG, &o->t.micro_batch, e);
-    case O_GB: mark(o, 1, "--global-batch"); return int_opt("--global-batch", v, 1, BIG, &o->t.global_batch, e);
-    case O_SEQ: mark(o, 1, "--seq-len"); return int_opt("--seq-len", v, 1, BIG, &o->t.seq_len, e);
-    case O_ZERO: mark(o, 1, "--zero"); return int_opt("--zero", v, 0, 3, &o->t.zero, e);
+    case O_VPP: mark(o, 1, "--vpp"); return cmd_int_opt("--vpp", v, 1, 1024, &o->t.vpp, e);
+    case O_MB: mark(o, 1, "--micro-batch"); return cmd_int_opt("--micro-batch", v, 1, BIG, &o->t.micro_batch, e);
+    case O_GB: mark(o, 1, "--global-batch"); return cmd_int_opt("--global-batch", v, 1, BIG, &o->t.global_batch, e);
+    case O_SEQ: mark(o, 1, "--seq-len"); return cmd_int_opt("--seq-len", v, 1, BIG, &o->t.seq_len, e);
+    case O_ZERO: mark(o, 1, "--zero"); return cmd_int_opt("--zero", v, 0, 3, &o->t.zero, e);
     case O_RECOMP:
         mark(o, 1, "--recompute");
-        if (pick("--recompute", v, mem_recompute_names, 3, &k, e))
+        if (cmd_pick("--recompute", v, mem_recompute_names, 3, &k, e))
             return -1;
         o->t.recompute = (mem_recompute)k;
         return 0;
     case O_SCHED:
         mark(o, 1, "--schedule");
-        if (pick("--schedule", v, mem_schedule_names, 3, &k, e))
+        if (cmd_pick("--schedule", v, mem_schedule_names, 3, &k, e))
             return -1;
         o->t.schedule = (mem_schedule)k;
         return 0;
     case O_OPT:
         mark(o, 1, "--optimizer");
-        if (pick("--optimizer", v, mem_optimizer_names, OPT_COUNT, &k, e))
+        if (cmd_pick("--optimizer", v, mem_optimizer_names, OPT_COUNT, &k, e))
             return -1;
         o->t.optimizer = (mem_optimizer)k;
         return 0;
@@ -209,17 +181,17 @@ static int parse_one(opts *o, int ch, const char *v, llm_err *e)
             return -1;
         o->t.bucket_bytes = x * MiB;
         return 0;
-    case O_BATCH: mark(o, 0, "--batch"); return int_opt("--batch", v, 1, BIG, &o->i.batch, e);
-    case O_CTX: mark(o, 0, "--context"); return int_opt("--context", v, 1, BIG, &o->i.context, e);
+    case O_BATCH: mark(o, 0, "--batch"); return cmd_int_opt("--batch", v, 1, BIG, &o->i.batch, e);
+    case O_CTX: mark(o, 0, "--context"); return cmd_int_opt("--context", v, 1, BIG, &o->i.context, e);
     case O_KVD:
         mark(o, 0, "--kv-dtype");
         if (dtype_parse(v, &o->i.kv_dtype) != 0 || o->i.kv_dtype == DT_INT4)
             return err_set(e, "--kv-dtype: unknown value \"%s\" (expected "
                               "fp32|fp16|bf16|fp8|int8)", v);
         return 0;
-    case O_BLOCK: mark(o, 0, "--block-size"); return int_opt("--block-size", v, 1, 65536, &o->i.block_size, e);
-    case O_MBT: mark(o, 0, "--max-batched-tokens"); return int_opt("--max-batched-tokens", v, 1, BIG, &o->i.max_batched_tokens, e);
-    case O_QG: mark(o, 0, "--quant-group"); return int_opt("--quant-group", v, 1, 1 << 20, &o->i.quant_group, e);
+    case O_BLOCK: mark(o, 0, "--block-size"); return cmd_int_opt("--block-size", v, 1, 65536, &o->i.block_size, e);
+    case O_MBT: mark(o, 0, "--max-batched-tokens"); return cmd_int_opt("--max-batched-tokens", v, 1, BIG, &o->i.max_batched_tokens, e);
+    case O_QG: mark(o, 0, "--quant-group"); return cmd_int_opt("--quant-group", v, 1, 1 << 20, &o->i.quant_group, e);
     case O_CTXGIB:
         if (util_parse_double("--cuda-context-gib", v, 0, 1024, &x, e))
             return -1;
@@ -241,18 +213,8 @@ static int parse_one(opts *o, int ch, const char *v, llm_err *e)
 
 static int parse(int argc, char **argv, opts *o, llm_err *e)
 {
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-        if (ch == ':')
-            return err_set(e, "option %s needs a value (see `llmsim help "
-                              "memory`)", argv[optind - 1]);
-        if (ch == '?')
-            return cmd_bad_option("memory", argv[optind - 1], longopts, e);
-        if (parse_one(o, ch, optarg, e))
-            return -1;
-    }
+    if (cmd_getopt("memory", argc, argv, longopts, parse_one, o, e))
+        return -1;
     if (optind < argc)
         return err_set(e, "unexpected argument \"%s\" (options start with "
                           "--; see `llmsim help memory`)", argv[optind]);

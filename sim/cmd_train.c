@@ -63,31 +63,9 @@ typedef struct topts {
     train_loader loader;
 } topts;
 
-static int pick(const char *opt, const char *v, const char *const *names,
-                int n, int *out, llm_err *e)
+static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
 {
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    char hint[96];
-    util_did_you_mean(hint, sizeof hint, v, names, n);
-    return err_set(e, "%s: unknown value \"%s\"%s", opt, v, hint);
-}
-
-static int iopt(const char *o, const char *v, long lo, long hi, int *out,
-                llm_err *e)
-{
-    long x;
-    if (util_parse_int(o, v, lo, hi, &x, e))
-        return -1;
-    *out = (int)x;
-    return 0;
-}
-
-static int parse_one(topts *o, int ch, const char *v, llm_err *e)
-{
+    topts *o = ctx;
     mem_train *p = &o->plan;
     int k = 0;
     double x;
@@ -95,29 +73,30 @@ static int parse_one(topts *o, int ch, const char *v, llm_err *e)
     case T_MODEL: o->model = v; return 0;
     case T_CLUSTER: o->cluster = v; return 0;
     case T_NODES: return util_parse_int("--nodes", v, 1, 1 << 20, &o->nodes, e);
-    case T_TP: return iopt("--tp", v, 1, 4096, &p->tp, e);
-    case T_PP: return iopt("--pp", v, 1, 4096, &p->pp, e);
-    case T_DP: return iopt("--dp", v, 1, 1 << 20, &p->dp, e);
-    case T_CP: return iopt("--cp", v, 1, 4096, &p->cp, e);
-    case T_EP: return iopt("--ep", v, 1, 4096, &p->ep, e);
+    case T_TP: return cmd_int_opt("--tp", v, 1, 4096, &p->tp, e);
+    case T_PP: return cmd_int_opt("--pp", v, 1, 4096, &p->pp, e);
+    case T_DP: return cmd_int_opt("--dp", v, 1, 1 << 20, &p->dp, e);
+    case T_CP: return cmd_int_opt("--cp", v, 1, 4096, &p->cp, e);
+    case T_EP: return cmd_int_opt("--ep", v, 1, 4096, &p->ep, e);
     case T_SP: p->sp = true; return 0;
-    case T_MB: return iopt("--micro-batch", v, 1, 1 << 20, &p->micro_batch, e);
-    case T_GB: return iopt("--global-batch", v, 1, 1 << 26, &p->global_batch, e);
-    case T_SEQ: return iopt("--seq-len", v, 1, 1 << 24, &p->seq_len, e);
-    case T_ZERO: return iopt("--zero", v, 0, 3, &p->zero, e);
-    case T_VPP: return iopt("--vpp", v, 1, 1024, &p->vpp, e);
+    case T_MB: return cmd_int_opt("--micro-batch", v, 1, 1 << 20, &p->micro_batch, e);
+    case T_GB: return cmd_int_opt("--global-batch", v, 1, 1 << 26, &p->global_batch, e);
+    case T_SEQ: return cmd_int_opt("--seq-len", v, 1, 1 << 24, &p->seq_len, e);
+    case T_ZERO: return cmd_int_opt("--zero", v, 0, 3, &p->zero, e);
+    case T_VPP: return cmd_int_opt("--vpp", v, 1, 1024, &p->vpp, e);
     case T_RECOMP:
-        if (pick("--recompute", v, mem_recompute_names, 3, &k, e))
+        if (cmd_pick("--recompute", v, mem_recompute_names, 3, &k, e))
             return -1;
         p->recompute = (mem_recompute)k;
         return 0;
     case T_SCHED:
-        if (pick("--schedule", v, mem_schedule_names, 3, &k, e))
+        if (cmd_pick("--schedule", v, mem_schedule_names, 3, &k, e))
             return -1;
         p->schedule = (mem_schedule)k;
         return 0;
     case T_OPT:
-        if (pick("--optimizer", v, mem_optimizer_names, OPT_COUNT, &k, e))
+        if (cmd_pick("--optimizer", v, mem_optimizer_names, OPT_COUNT, &k,
+                     e))
             return -1;
         p->optimizer = (mem_optimizer)k;
         return 0;
@@ -143,14 +122,15 @@ static int parse_one(topts *o, int ch, const char *v, llm_err *e)
         return util_parse_double("--moe-imbalance", v, 1, 1e3,
                                  &p->moe_imbalance, e);
     case T_WORKERS:
-        return iopt("--loader-workers", v, 0, 4096, &o->loader.workers, e);
+        return cmd_int_opt("--loader-workers", v, 0, 4096,
+                           &o->loader.workers, e);
     case T_SAMPLE:
         if (util_parse_double("--sample-ms", v, 0, 1e7, &x, e))
             return -1;
         o->loader.sample_s = x * 1e-3;
         return 0;
     case T_PREFETCH:
-        return iopt("--prefetch", v, 1, 1024, &o->loader.prefetch, e);
+        return cmd_int_opt("--prefetch", v, 1, 1024, &o->loader.prefetch, e);
     case T_JSON: o->json = 1; return 0;
     case T_SET:
         if (o->nsets >= 64)
@@ -182,17 +162,8 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
         {"moe-imbalance", 1, 0, T_IMBALANCE},
         {0, 0, 0, 0},
     };
-    int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-        if (ch == ':')
-            return err_set(e, "option %s needs a value", argv[optind - 1]);
-        if (ch == '?')
-            return cmd_bad_option("train", argv[optind - 1], opts, e);
-        if (parse_one(o, ch, optarg, e))
-            return -1;
-    }
+    if (cmd_getopt("train", argc, argv, opts, parse_one, o, e))
+        return -1;
     if (optind < argc - 1)
         return err_set(e, "unexpected argument \"%s\"", argv[optind + 1]);
     if (optind == argc - 1)
