@@ -654,9 +654,7 @@ static void top_links(const topo *t, const net *n, coll_result *out)
     }
 }
 
-/* An idle network on a new engine, links at their achievable bandwidth;
- * NULL when memory ran out. */
-static net *idle_net(topo *t, const coll_calib *cal, engine **eng)
+net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng)
 {
     *eng = engine_create(1024);
     net *n = *eng ? net_create(*eng, t) : NULL;
@@ -674,7 +672,7 @@ static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
                     coll_result *out, llm_err *e)
 {
     engine *eng;
-    net *n = idle_net(t, cal, &eng);
+    net *n = coll_idle_net(t, cal, &eng);
     if (!n)
         return err_set(e, "out of memory");
     alone a = {false};
@@ -755,7 +753,7 @@ int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
                        int n, double *time_s, double *link_bytes, llm_err *e)
 {
     engine *eng;
-    net *nt = idle_net(t, cal, &eng);
+    net *nt = coll_idle_net(t, cal, &eng);
     if (!nt)
         return err_set(e, "out of memory");
     together tg = {n};

@@ -118,6 +118,10 @@ bool coll_algo_applies(topo *t, const coll_req *r, coll_algo a);
 int coll_start(net *n, const coll_calib *cal, const coll_req *r,
                engine_fn done, void *ctx, uint64_t arg, llm_err *e);
 
+/* An idle network on a new engine (*eng), links at their achievable
+ * bandwidth (cal->link_eff); NULL when memory ran out. */
+net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng);
+
 /* Simulates the collective alone on an idle network; with ALGO_AUTO /
  * PROTO_AUTO, every applicable choice and keeps the fastest. */
 int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *r,

@@ -32,7 +32,15 @@ typedef struct ctx {
     dtype dt;
     llm_err *e;
     int failed;
-    struct cached { int op, group; double bytes, s; } cache[64];
+    /* a collective of stage 0's representative group: NCCL's choice of
+     * algorithm and protocol alone on the idle network, and its time
+     * (with --full, data-parallel ones with every group at once) */
+    struct cached {
+        int op, group;
+        double bytes, s;
+        coll_algo algo;
+        coll_proto proto;
+    } cache[64], spill;
     int ncache;
     double op_total_s, op_mem_s; /* kernels priced so far; memory-bound */
 } ctx;
@@ -104,18 +112,14 @@ static double dp_channel_Bps(const ctx *c, int s)
     return c->in->coll->ring_ch_Bps[nodes <= 1 ? 0 : nodes == 2 ? 1 : 2];
 }
 
-/* The first `groups` groups of a kind run `op` together, each with the
- * algorithm and protocol NCCL's tuner picks for the first alone (ranks);
- * their time in *s, the bytes on each link added to link_bytes. */
+/* The first `groups` groups of a kind run `op` together with the given
+ * algorithm and protocol; their time in *s, the bytes on each link added
+ * to link_bytes. */
 static int groups_together(ctx *c, coll_op op, int group, double bytes,
-                           const int *ranks, int n, int groups, double *s,
-                           double *link_bytes)
+                           coll_algo algo, coll_proto proto, int groups,
+                           double *s, double *link_bytes)
 {
-    coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
-                  .ranks = ranks, .n = n, .bytes = bytes};
-    coll_result best;
-    if (coll_time_alone(c->in->t, c->in->coll, &q, &best, c->e))
-        return -1;
+    int n = group_size(c->p, group);
     coll_req *rq = calloc((size_t)groups, sizeof *rq);
     int *all = malloc(sizeof(int) * (size_t)groups * n);
     if (!rq || !all) {
@@ -126,7 +130,7 @@ static int groups_together(ctx *c, coll_op op, int group, double bytes,
     for (int g = 0; g < groups; g++) {
         for (int i = 0; i < n; i++)
             all[g * n + i] = group_rank(c->p, group, g, i);
-        rq[g] = (coll_req){.op = op, .algo = best.algo, .proto = best.proto,
+        rq[g] = (coll_req){.op = op, .algo = algo, .proto = proto,
                            .ranks = all + g * n, .n = n, .bytes = bytes,
                            .full = true};
     }
@@ -137,39 +141,53 @@ static int groups_together(ctx *c, coll_op op, int group, double bytes,
     return rc;
 }
 
-/* Time of a collective on a group (0 TP, 1 DP, 2 EP, 3 CP) of stage 0, on
- * the otherwise idle network; cached by (op, group, bytes). */
-static double coll_s(ctx *c, coll_op op, int group, double bytes)
+/* A collective on a group (0 TP, 1 DP, 2 EP, 3 CP, of at least 2 ranks)
+ * of stage 0: NCCL's tuner choice and its time, simulated once per
+ * (op, group, bytes); NULL when it cannot be simulated. */
+static const struct cached *coll_choose(ctx *c, coll_op op, int group,
+                                        double bytes)
 {
-    if (c->in->free_comm || bytes <= 0)
-        return 0;
     for (int i = 0; i < c->ncache; i++)
         if (c->cache[i].op == (int)op && c->cache[i].group == group &&
             c->cache[i].bytes == bytes)
-            return c->cache[i].s;
+            return &c->cache[i];
     int n = group_size(c->p, group);
-    if (n < 2)
-        return 0;
     int *ranks = malloc(sizeof(int) * (size_t)n);
+    if (!ranks) {
+        err_set(c->e, "out of memory");
+        return NULL;
+    }
     for (int i = 0; i < n; i++)
         ranks[i] = group_rank(c->p, group, 0, i);
     coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
                   .ranks = ranks, .n = n, .bytes = bytes};
     coll_result r;
-    double s = 0;
-    if (coll_time_alone(c->in->t, c->in->coll, &q, &r, c->e))
-        c->failed = 1;
-    else
-        s = r.time_s;
-    /* --full: every (TP rank, CP rank) group of stage 0 reduces at once */
-    if (group == 1 && c->in->full && !c->failed &&
-        groups_together(c, op, 1, bytes, ranks, n, groups_of(c->p, 1), &s,
-                        NULL))
-        c->failed = 1;
+    int rc = coll_time_alone(c->in->t, c->in->coll, &q, &r, c->e);
     free(ranks);
-    if (c->ncache < 64)
-        c->cache[c->ncache++] = (struct cached){(int)op, group, bytes, s};
-    return s;
+    if (rc)
+        return NULL;
+    struct cached *k = c->ncache < 64 ? &c->cache[c->ncache++] : &c->spill;
+    *k = (struct cached){(int)op, group, bytes, r.time_s, r.algo, r.proto};
+    /* --full: every (TP rank, CP rank) group of stage 0 reduces at once */
+    if (group == 1 && c->in->full &&
+        groups_together(c, op, 1, bytes, r.algo, r.proto, groups_of(c->p, 1),
+                        &k->s, NULL))
+        return NULL;
+    return k;
+}
+
+/* Time of a collective on a group of stage 0 (coll_choose); 0 when the
+ * group is one GPU or communication is free. */
+static double coll_s(ctx *c, coll_op op, int group, double bytes)
+{
+    if (c->in->free_comm || bytes <= 0 || group_size(c->p, group) < 2)
+        return 0;
+    const struct cached *k = coll_choose(c, op, group, bytes);
+    if (!k) {
+        c->failed = 1;
+        return 0;
+    }
+    return k->s;
 }
 
 typedef struct vcost {
@@ -446,10 +464,13 @@ static double p2p_s(ctx *c, int a, int b, double *link_bytes)
     if (c->in->free_comm || a == b)
         return 0;
     double bytes = c->tokens * c->m->hidden * 2 / p->tp;
-    engine *eng = engine_create(64);
-    net *n = net_create(eng, c->in->t);
-    for (int k = 0; k < LINK_KIND_COUNT; k++)
-        net_scale_bw(n, (topo_link_kind)k, c->in->coll->link_eff[k]);
+    engine *eng;
+    net *n = coll_idle_net(c->in->t, c->in->coll, &eng);
+    if (!n) {
+        c->failed = 1;
+        err_set(c->e, "out of memory");
+        return 0;
+    }
     for (int i = 0; i < p->tp; i++)
         net_flow(n, c->in->t->gpu_dev[rank_of(p, i, 0, 0, a)],
                  c->in->t->gpu_dev[rank_of(p, i, 0, 0, b)], bytes, (uint32_t)i,
@@ -471,6 +492,7 @@ typedef struct sim {
     vcost *vc;             /* [V·P] by virtual stage */
     double *p2p_fwd;       /* [P]: stage s -> its next virtual stage's */
     double *p2p_bwd;       /* [P]: stage s -> its previous virtual stage's */
+    bool free_p2p;         /* pipeline transfers take no time (this run) */
     sched_item **order;    /* [P][2·M·V] */
     int *n_items, *next;   /* per stage */
     bool *busy;
@@ -517,13 +539,13 @@ static void on_finish(engine *eng, void *ctx_, uint64_t arg)
         S->held_at[s] = now;
     }
     if (!it->bwd && vs + 1 < V) {
-        int64_t at = now + ns(S->p2p_fwd[s]);
+        int64_t at = now + (S->free_p2p ? 0 : ns(S->p2p_fwd[s]));
         S->fwd_in[(size_t)(vs + 1) * c->M + it->mb] = at;
         engine_at(eng, at, on_arrive, S, (uint64_t)((vs + 1) % c->P));
     } else if (!it->bwd) { /* the last virtual stage turns around */
         S->bwd_in[(size_t)vs * c->M + it->mb] = now;
     } else if (vs > 0) {
-        int64_t at = now + ns(S->p2p_bwd[s]);
+        int64_t at = now + (S->free_p2p ? 0 : ns(S->p2p_bwd[s]));
         S->bwd_in[(size_t)(vs - 1) * c->M + it->mb] = at;
         engine_at(eng, at, on_arrive, S, (uint64_t)((vs - 1) % c->P));
     }
@@ -801,6 +823,15 @@ static int check_inputs(const train_input *in, llm_err *e)
     return 0;
 }
 
+/* Parameters per GPU on stage s: its chunks' (virtual stages s, s + P, ...). */
+static double stage_params(const ctx *c, const sim *S, int s)
+{
+    double params = 0;
+    for (int k = 0; k < c->V; k++)
+        params += S->vc[k * c->P + s].params;
+    return params;
+}
+
 /* After the pipeline: each stage's gradient reduction from its last
  * backward on (or after it), the optimizer, the parameter gather; the step
  * ends with the last stage to finish, whose exposed data-parallel time and
@@ -814,9 +845,7 @@ static double finish_step(ctx *c, const sim *S, double *dp_start,
     *dp_exposed = 0;
     memset(crit_inf, 0, sizeof *crit_inf);
     for (int s = 0; s < c->P; s++) {
-        double params = 0;
-        for (int k = 0; k < c->V; k++)
-            params += S->vc[k * c->P + s].params;
+        double params = stage_params(c, S, s);
         double red, gat, gat_first;
         dp_cost(c, params, &red, &gat, &gat_first);
         if (p->overlap_param_gather && gat > 0) {
@@ -937,21 +966,18 @@ static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
 static int link_coll(ctx *c, coll_op op, int group, double bytes,
                      double count, double *tmp, double *acc)
 {
-    int n = group_size(c->p, group), L = c->in->t->nlink;
-    if (n < 2 || bytes <= 0 || count <= 0)
+    int L = c->in->t->nlink;
+    if (group_size(c->p, group) < 2 || bytes <= 0 || count <= 0)
         return 0;
-    int *ranks = malloc(sizeof(int) * (size_t)n);
-    if (!ranks)
-        return err_set(c->e, "out of memory");
-    for (int i = 0; i < n; i++)
-        ranks[i] = group_rank(c->p, group, 0, i);
+    const struct cached *k = coll_choose(c, op, group, bytes);
+    if (!k)
+        return -1;
     memset(tmp, 0, sizeof(double) * (size_t)L);
     double s;
-    int rc = groups_together(c, op, group, bytes, ranks, n,
+    int rc = groups_together(c, op, group, bytes, k->algo, k->proto,
                              c->in->full ? groups_of(c->p, group) : 1, &s, tmp);
     for (int l = 0; rc == 0 && l < L; l++)
         acc[l] += count * tmp[l];
-    free(ranks);
     return rc;
 }
 
@@ -992,9 +1018,7 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
     double act = c->tokens * c->m->hidden * 2;
     double layers = (double)c->m->layers / c->P;
     double passes = c->M * (p->recompute == RECOMPUTE_FULL ? 6.0 : 4.0);
-    double params = 0;
-    for (int k = 0; k < c->V; k++)
-        params += S->vc[k * c->P].params;
+    double params = stage_params(c, S, 0);
     double grads = params * mem_grad_bytes_per_param(p);
     int rc = p->sp ? link_coll(c, COLL_REDUCE_SCATTER, 0, act, layers * passes,
                                tmp, acc + COMM_TP * L) ||
@@ -1196,19 +1220,11 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         return -1;
     }
     /* once with free pipeline transfers, to see what they expose */
-    double *keep_f = malloc(sizeof(double) * (size_t)c.P);
-    double *keep_b = malloc(sizeof(double) * (size_t)c.P);
-    memcpy(keep_f, S.p2p_fwd, sizeof(double) * (size_t)c.P);
-    memcpy(keep_b, S.p2p_bwd, sizeof(double) * (size_t)c.P);
-    memset(S.p2p_fwd, 0, sizeof(double) * (size_t)c.P);
-    memset(S.p2p_bwd, 0, sizeof(double) * (size_t)c.P);
+    S.free_p2p = true;
     int64_t t_free = run_pipeline(&S);
     r->events += engine_events_run(S.eng);
     engine_destroy(S.eng);
-    memcpy(S.p2p_fwd, keep_f, sizeof(double) * (size_t)c.P);
-    memcpy(S.p2p_bwd, keep_b, sizeof(double) * (size_t)c.P);
-    free(keep_f);
-    free(keep_b);
+    S.free_p2p = false;
     if (in->trace_path)
         S.trace = json_array();
     util_outfile tl;
@@ -1245,9 +1261,7 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         r->input_wait_s = w > 0 ? w : 0;
     }
     for (int s = 0; s < c.P; s++) {
-        double params = 0;
-        for (int k = 0; k < c.V; k++)
-            params += S.vc[k * c.P + s].params;
+        double params = stage_params(&c, &S, s);
         if (S.busy_ns[s] * 1e-9 > busy_max)
             busy_max = S.busy_ns[s] * 1e-9;
         r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P *
