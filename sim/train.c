@@ -1237,16 +1237,21 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         fprintf(tl.fp, "stage,kind,microbatch,chunk,start_ms,end_ms\n");
     }
     int64_t t_pipe = run_pipeline(&S);
-    if (S.timeline) {
-        S.timeline = NULL;
-        if (util_out_commit(&tl, e))
-            c.failed = 1;
-    }
     r->events += engine_events_run(S.eng);
     if (c.failed) {
+        if (S.timeline)
+            util_out_abort(&tl);
         sim_free(&S);
         json_decref(S.trace);
         return err_set(e, "the pipeline deadlocked (internal error)");
+    }
+    if (S.timeline) {
+        S.timeline = NULL;
+        if (util_out_commit(&tl, e)) {
+            sim_free(&S);
+            json_decref(S.trace);
+            return -1;
+        }
     }
 
     double *dp_start = calloc((size_t)c.P, sizeof(double));
