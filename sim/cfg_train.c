@@ -53,6 +53,7 @@ static int apply_set(config_t *cfg, const char *file, const char *set,
     if (s)
         config_setting_remove(parent, name);
     s = config_setting_add(parent, name, type);
+    config_setting_set_hook(s, (void *)cfgu_from_set);
     int ok = 0;
     switch (type) {
     case CONFIG_TYPE_BOOL: ok = is_bool && config_setting_set_bool(s, v[0] == 't'); break;

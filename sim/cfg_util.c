@@ -7,8 +7,12 @@
 
 #include "util.h"
 
+const char cfgu_from_set[] = "--set";
+
 int cfgu_line(const config_setting_t *s)
 {
+    if (config_setting_get_hook(s) == cfgu_from_set)
+        return 0; /* given on the command line: no line to name */
     int l = (int)config_setting_source_line(s);
     return l > 0 ? l : 1;
 }

@@ -13,6 +13,9 @@ typedef struct cfgu {
     llm_err *e;
 } cfgu;
 
+/* The hook of a setting an override (--set) put there, not the file. */
+extern const char cfgu_from_set[];
+/* The setting's line in its file (1 for the root); 0 for an override. */
 int cfgu_line(const config_setting_t *s);
 /* Every child of `g` must be named in `allowed`. */
 int cfgu_check_keys(cfgu *c, const config_setting_t *g,

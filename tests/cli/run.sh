@@ -347,6 +347,19 @@ run 0 train-input-text -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --p
 has 'INPUT-BOUND: the step waits'
 run 0 train-input-config -- train configs/train-llama3-70b-64xh100.cfg --set input.sample_ms=800 --json
 has '"input_bound": true'
+run 1 train-input-negative -- train configs/train-llama3-70b-64xh100.cfg --set input.workers=-1
+# an override has no line in the file: the file and the key, no line
+has 'train-llama3-70b-64xh100.cfg: workers: -1 is out of range'
+quiet
+run 1 train-sample-ms-negative -- train configs/train-llama2-7b-8xh100.cfg --loader-workers 2 --sample-ms -1
+has '--sample-ms'
+quiet
+run 1 train-prefetch-zero -- train configs/train-llama2-7b-8xh100.cfg --loader-workers 2 --prefetch 0
+has '--prefetch'
+quiet
+run 1 train-imbalance-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.moe_imbalance=0.5
+has 'moe_imbalance: 0.5 is out of range'
+quiet
 run 1 train-input-typo -- train tests/bad/train-input-typo.cfg
 has 'train-input-typo.cfg:6: worker: unknown key \(did you mean "workers"\?\)'
 quiet

@@ -137,6 +137,8 @@ static void test_gpu_errors(void **state)
            ":2: memory_bw_GBps: -1 is out of range", NULL);
     expect(gpus_error("gpus = (" ONE("\n") ");\n"),
            "memory_bw_GBps: missing", NULL);
+    expect(gpus_error("gpus = (" ONE(BW "sm_count = 0;\n") ");\n"),
+           ":3: sm_count: 0 is out of range", NULL);
     expect(gpus_error("gpus = (" ONE(BW "tdp = 3;\n") ");\n"),
            ":3: tdp: unknown key", "did you mean \"tdp_w\"");
     expect(gpus_error("gpus = (" ONE(BW) ",\n" ONE(BW) ");\n"),
