@@ -206,7 +206,7 @@ static void print_human(const model_spec *m, const topo *t,
            "while busy)\n",
            100 * r->gpu_util, 100 * r->sm_efficiency);
     if (r->loader_need_s > 0) {
-        if (r->input_wait_s > 1e-6 * r->step_s)
+        if (r->input_bound)
             printf("  input pipeline     INPUT-BOUND: the step waits %.3f s "
                    "(%.1f%%) for data; loading a step's microbatches takes "
                    "%.3f s of the workers\n",
@@ -316,8 +316,7 @@ static json_t *as_json(const train_result *r, const topo *t)
     }
     json_object_set_new(j, "busiest_links", links);
     json_object_set_new(j, "input_wait_s", json_real(r->input_wait_s));
-    json_object_set_new(j, "input_bound", json_boolean(r->input_wait_s >
-                                                         1e-6 * r->step_s));
+    json_object_set_new(j, "input_bound", json_boolean(r->input_bound));
     json_object_set_new(j, "microbatches", json_integer(r->microbatches));
     json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
     return j;

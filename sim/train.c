@@ -1264,6 +1264,7 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
             step = r->loader_step_s;
         double w = step - r->step_no_input_wait_s;
         r->input_wait_s = w > 0 ? w : 0;
+        r->input_bound = r->input_wait_s > 1e-6 * step;
     }
     for (int s = 0; s < c.P; s++) {
         double params = stage_params(&c, &S, s);

@@ -106,6 +106,7 @@ typedef struct train_result {
     /* input pipeline (with a loader): the step with data always ready, and
      * how long the step waits for data over it */
     double step_no_input_wait_s, input_wait_s;
+    bool input_bound;     /* the wait is more than rounding (1e-6 of it) */
     double loader_need_s; /* CPU time per step per worker to load M */
     double loader_step_s; /* the steady state's mean step */
     double fwd_s, bwd_s;      /* one microbatch on the busiest stage */
