@@ -12,6 +12,7 @@
 #include "cost.h"
 #include "mem.h"
 #include "topo.h"
+#include "serve.h"
 #include "train.h"
 
 /* Loads topologies/gpus.cfg (or any file in that format). */
@@ -59,5 +60,35 @@ typedef struct cfg_experiment {
  * applied to the file before it is read. */
 int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
                         cfg_experiment *x, llm_err *e);
+
+/* A serving experiment file (configs/serve-*.cfg): what `llmsim serve`
+ * simulates.  Strings stay strings here (dtype, policy, lengths); the
+ * command resolves them, so options and files share one path. */
+typedef struct cfg_serving {
+    char model[256], cluster[256];
+    int nodes, gpus;
+    int tp, pp, replicas;
+    int prefill_replicas, decode_replicas; /* both 0: colocated */
+    int prefill_tp, prefill_pp, decode_tp, decode_pp; /* 0 = tp / pp */
+    serve_params p;
+    char dtype[16], kv_dtype[16];
+    /* workload: a trace, or a synthetic process */
+    char trace[1024];
+    double rate_scale;
+    int requests;
+    char arrival[16];
+    double rate, cv;
+    int burst;
+    char prompt_len[1100], output_len[1100];
+    long seed;
+} cfg_serving;
+
+void cfg_serving_defaults(cfg_serving *x);
+/* Idle power of GPU g from <datadir>/calib/power.tsv (its row, or the
+ * '*' row's fraction of its TDP). */
+int cfg_load_idle_w(const char *datadir, const gpu_spec *g, double *idle_w,
+                    llm_err *e);
+int cfg_load_serving(const char *path, const char *const *sets, int nsets,
+                     cfg_serving *x, llm_err *e);
 
 #endif

@@ -20,54 +20,6 @@ static const char *const plan_keys[] = {
     "flash_attn", "overlap_grad_reduce", "overlap_param_gather", "bucket_mb",
     "moe_imbalance"};
 
-/* --set a.b=v: the value's type follows the setting it replaces, or its
- * spelling (integer, real, true/false, else string) when it is new. */
-static int apply_set(config_t *cfg, const char *file, const char *set,
-                     llm_err *e)
-{
-    char path[128];
-    const char *eq = strchr(set, '=');
-    if (!eq || eq == set || (size_t)(eq - set) >= sizeof path)
-        return err_set(e, "--set \"%s\": expected KEY=VALUE (e.g. "
-                          "parallel.tp=4)", set);
-    snprintf(path, sizeof path, "%.*s", (int)(eq - set), set);
-    const char *v = eq + 1;
-    char *dot = strrchr(path, '.');
-    config_setting_t *parent = dot ? config_lookup(cfg, (*dot = '\0', path))
-                                   : config_root_setting(cfg);
-    const char *name = dot ? dot + 1 : path;
-    if (!parent || config_setting_type(parent) != CONFIG_TYPE_GROUP)
-        return err_set(e, "--set %s: %s is not a group of %s", set, path, file);
-    config_setting_t *s = config_setting_get_member(parent, name);
-    char *end;
-    long iv = strtol(v, &end, 10);
-    bool is_int = *v && *end == '\0';
-    double dv = strtod(v, &end);
-    bool is_real = *v && *end == '\0';
-    bool is_bool = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
-    int type = s ? config_setting_type(s)
-                 : is_bool ? CONFIG_TYPE_BOOL
-                 : is_int  ? CONFIG_TYPE_INT
-                 : is_real ? CONFIG_TYPE_FLOAT
-                           : CONFIG_TYPE_STRING;
-    if (s)
-        config_setting_remove(parent, name);
-    s = config_setting_add(parent, name, type);
-    config_setting_set_hook(s, (void *)cfgu_from_set);
-    int ok = 0;
-    switch (type) {
-    case CONFIG_TYPE_BOOL: ok = is_bool && config_setting_set_bool(s, v[0] == 't'); break;
-    case CONFIG_TYPE_INT:
-    case CONFIG_TYPE_INT64: ok = is_int && config_setting_set_int(s, (int)iv); break;
-    case CONFIG_TYPE_FLOAT: ok = is_real && config_setting_set_float(s, dv); break;
-    default: ok = config_setting_set_string(s, v) == CONFIG_TRUE;
-    }
-    if (!ok)
-        return err_set(e, "--set %s: \"%s\" has the wrong type for %s.%s", set,
-                       v, dot ? path : "", name);
-    return 0;
-}
-
 static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
 {
     int sched = p->schedule, rec = p->recompute, opt = p->optimizer;
@@ -124,7 +76,7 @@ int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
     if (cfgu_read(&c, &cfg))
         goto out;
     for (int i = 0; i < nsets; i++)
-        if (apply_set(&cfg, path, sets[i], e))
+        if (cfgu_apply_set(&cfg, path, sets[i], e))
             goto out;
     const config_setting_t *r = config_root_setting(&cfg);
     config_setting_t *plan, *input;

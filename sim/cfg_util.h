@@ -36,6 +36,11 @@ int cfgu_enum(cfgu *c, const config_setting_t *g, const char *key,
  * group). */
 int cfgu_group(cfgu *c, const config_setting_t *g, const char *key,
                config_setting_t **out);
+/* --set a.b=v on a parsed file: the value's type follows the setting it
+ * replaces, or its spelling when it is new; marked as coming from the
+ * command line (cfgu_from_set). */
+int cfgu_apply_set(config_t *cfg, const char *file, const char *set,
+                   llm_err *e);
 /* Reads a libconfig file; syntax errors become file:line messages. */
 int cfgu_read(cfgu *c, config_t *cfg);
 

@@ -25,7 +25,7 @@ typedef struct cmd_def {
 
 extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,
     cmd_topo_def, cmd_collective_def, cmd_kernel_def, cmd_calibrate_def,
-    cmd_train_def;
+    cmd_train_def, cmd_serve_def;
 
 /* Directory holding topologies/ and models/: $LLMSIM_DATA, else the
  * executable's directory (a source tree), else <prefix>/share/llmsim. */

@@ -139,7 +139,8 @@ static void gemm_work(const cost_op *op, dtype d, double *flops, double *bytes)
 {
     double b = op->batch > 0 ? op->batch : 1;
     *flops = 2 * b * op->m * op->n * op->k;
-    *bytes = b * ((op->m * op->k + op->k * op->n) * in_bytes(d) +
+    double wb = op->w_bytes > 0 ? op->w_bytes : in_bytes(d);
+    *bytes = b * (op->m * op->k * in_bytes(d) + op->k * op->n * wb +
                   op->m * op->n * out_bytes(d));
 }
 

@@ -45,6 +45,9 @@ typedef struct cost_op {
     cost_mem_kind mem;                  /* OP_ELEMENTWISE: which curve */
     dtype dt;
     double m, n, k, batch;              /* GEMM; batch >= 1 */
+    double w_bytes;  /* GEMM: bytes per element of the k x n weight when it
+                        is stored narrower than dt computes (weight-only
+                        int8/int4, dequantized in the kernel); 0 = dt's */
     int heads, kv_heads, head_dim, v_head_dim; /* attention */
     double q_len, kv_len;
     bool causal, flash;

@@ -13,6 +13,7 @@ static const cmd_def *const commands[] = {
     &cmd_topo_def,
     &cmd_collective_def,
     &cmd_train_def,
+    &cmd_serve_def,
     &cmd_kernel_def,
     &cmd_calibrate_def,
 };

@@ -188,8 +188,8 @@ static double adafactor_state_bytes(const model_tensor *t, double numel_gpu)
 
 /* ---- training --------------------------------------------------------- */
 
-/* Layers [*first, *last) on pipeline stage s (training: even split). */
-static void stage_layers(int layers, int pp, int s, int *first, int *last)
+/* Layers [*first, *last) on pipeline stage s (an even split). */
+void mem_stage_layers(int layers, int pp, int s, int *first, int *last)
 {
     int base = layers / pp, extra = layers % pp;
     *first = s * base + (s < extra ? s : extra);
@@ -221,7 +221,7 @@ static states stage_states(const model_spec *m, int tp, int ep, int pp,
     states st = {0};
     model_tensor t[MODEL_MAX_TENSORS];
     int l0, l1;
-    stage_layers(m->layers, pp, s, &l0, &l1);
+    mem_stage_layers(m->layers, pp, s, &l0, &l1);
     for (int l = l0; l < l1; l++) {
         double layer = 0;
         int n = model_layer_tensors(m, l, t);
@@ -324,7 +324,7 @@ static void train_activations(const model_spec *m, const mem_train *p,
                               int s, mem_result *r)
 {
     int l0, l1;
-    stage_layers(m->layers, p->pp, s, &l0, &l1);
+    mem_stage_layers(m->layers, p->pp, s, &l0, &l1);
     double sum = 0, biggest = 0;
     for (int l = l0; l < l1; l++) {
         double x = mem_act_layer_bytes(m, p, l);
@@ -506,13 +506,13 @@ static double infer_workspace(const model_spec *m, const mem_infer *p,
     return ws;
 }
 
-static void infer_stage(const model_spec *m, const mem_infer *p,
+void mem_infer_stage(const model_spec *m, const mem_infer *p,
                         const mem_overhead *o, int s, mem_result *r)
 {
     memset(r, 0, sizeof *r);
     r->stage = s;
     int l0, l1;
-    stage_layers(m->layers, p->pp, s, &l0, &l1);
+    mem_stage_layers(m->layers, p->pp, s, &l0, &l1);
     r->weights = infer_weights(m, p, s, l0, l1, &r->params_per_gpu);
 
     dtype kv = kv_dtype(p);
@@ -541,7 +541,7 @@ void mem_infer_breakdown(const model_spec *m, const mem_infer *p,
 {
     mem_result cur;
     for (int s = 0; s < p->pp; s++) {
-        infer_stage(m, p, o, s, &cur);
+        mem_infer_stage(m, p, o, s, &cur);
         if (s == 0 || cur.total > r->total)
             *r = cur;
     }

@@ -111,6 +111,14 @@ void mem_train_breakdown(const model_spec *m, const mem_train *p,
 void mem_infer_breakdown(const model_spec *m, const mem_infer *p,
                          const mem_overhead *o, mem_result *r);
 
+/* Layers [*first, *last) on pipeline stage s of pp: an even split, the
+ * first layers % pp stages one layer more. */
+void mem_stage_layers(int layers, int pp, int s, int *first, int *last);
+/* One inference pipeline stage's breakdown (mem_infer_breakdown reports
+ * the largest). */
+void mem_infer_stage(const model_spec *m, const mem_infer *p,
+                     const mem_overhead *o, int s, mem_result *r);
+
 /* Per-layer activation bytes of one microbatch on one GPU (no recompute
  * applied beyond what p->recompute / flash_attn remove).  Exposed for
  * tests against Korthikanti Table 2. */
