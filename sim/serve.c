@@ -1262,37 +1262,60 @@ static void on_sample(engine *eng, void *ctx, uint64_t arg)
         engine_after(eng, ns(S->kv_dt_sample), on_sample, S, 0);
 }
 
+static void request_results(sim *S, serve_request_result *out)
+{
+    bool dis = S->in->npools == 2;
+    for (int i = 0; i < S->nreq; i++) {
+        const req *q = &S->r[i];
+        serve_request_result *o = &out[i];
+        o->arrival_s = sec(q->t_arrive);
+        o->preemptions = q->preemptions;
+        if (q->state != R_DONE) {
+            o->first_token_s = o->finish_s = -1;
+            o->replica = o->prefill_replica = -1;
+            o->kv_transfer_s = 0;
+            continue;
+        }
+        o->first_token_s = sec(q->t_first);
+        o->finish_s = sec(q->t_finish);
+        /* a one-token request never leaves its prefill replica */
+        bool stayed = dis && q->output == 1;
+        o->replica = stayed ? -1 : q->inst - S->first[dis ? 1 : 0];
+        o->prefill_replica = !dis ? -1 : stayed ? q->inst : q->pinst;
+        o->kv_transfer_s = q->t_move1 > 0 ? sec(q->t_move1 - q->t_move0) : 0;
+    }
+}
+
 static int write_csv(sim *S, const char *path)
 {
+    serve_request_result *v = malloc(sizeof *v * (size_t)(S->nreq ? S->nreq : 1));
+    if (!v)
+        return err_set(S->e, "out of memory");
+    request_results(S, v);
     util_outfile o;
-    if (util_out_open(&o, path, S->e))
+    if (util_out_open(&o, path, S->e)) {
+        free(v);
         return -1;
+    }
     fprintf(o.fp, "id,arrival_s,first_token_s,finish_s,prompt_tokens,"
                   "output_tokens,replica,prefill_replica,ttft_s,tpot_s,e2e_s,"
                   "preemptions,kv_transfer_s\n");
     for (int i = 0; i < S->nreq; i++) {
-        const req *q = &S->r[i];
-        if (q->state != R_DONE) {
-            fprintf(o.fp, "%d,%.9f,,,%d,%d,,,,,,,\n", i, sec(q->t_arrive),
-                    q->prompt, q->output);
+        const serve_request_result *q = &v[i];
+        int out = S->r[i].output;
+        fprintf(o.fp, "%d,%.9f,", i, q->arrival_s);
+        if (q->finish_s < 0) { /* rejected: longer than a replica's cache */
+            fprintf(o.fp, ",,%d,%d,,,,,,%d,\n", S->r[i].prompt, out,
+                    q->preemptions);
             continue;
         }
-        bool dis = S->in->npools == 2;
-        fprintf(o.fp, "%d,%.9f,%.9f,%.9f,%d,%d,%d,", i, sec(q->t_arrive),
-                sec(q->t_first), sec(q->t_finish), q->prompt, q->output,
-                q->inst - S->first[dis ? 1 : 0]);
-        if (dis && q->output > 1)
-            fprintf(o.fp, "%d", q->pinst);
-        else if (dis)
-            fprintf(o.fp, "%d", q->inst);
-        fprintf(o.fp, ",%.9f,%.9f,%.9f,%d,", sec(q->t_first - q->t_arrive),
-                q->output > 1 ? sec(q->t_finish - q->t_first) / (q->output - 1)
-                              : 0,
-                sec(q->t_finish - q->t_arrive), q->preemptions);
-        if (q->t_move1 > 0)
-            fprintf(o.fp, "%.9f", sec(q->t_move1 - q->t_move0));
-        fputc('\n', o.fp);
+        fprintf(o.fp, "%.9f,%.9f,%d,%d,%d,%d,%.9f,%.9f,%.9f,%d,%.9f\n",
+                q->first_token_s, q->finish_s, S->r[i].prompt, out,
+                q->replica, q->prefill_replica, q->first_token_s - q->arrival_s,
+                out > 1 ? (q->finish_s - q->first_token_s) / (out - 1) : 0,
+                q->finish_s - q->arrival_s, q->preemptions, q->kv_transfer_s);
     }
+    free(v);
     return util_out_commit(&o, S->e);
 }
 
@@ -1449,6 +1472,8 @@ int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)
     pool_stats(&S, r);
     link_stats(&S, r);
     trace_transfers(&S);
+    if (in->out)
+        request_results(&S, in->out);
     if (in->csv_path && write_csv(&S, in->csv_path))
         goto out;
     if (S.tracing) {

@@ -67,6 +67,14 @@ typedef struct serve_params {
 
 void serve_params_defaults(serve_params *p);
 
+/* What happened to one request (serve_input.out, optional). */
+typedef struct serve_request_result {
+    double arrival_s, first_token_s, finish_s; /* -1: rejected */
+    int replica, prefill_replica;              /* -1 when colocated */
+    int preemptions;
+    double kv_transfer_s;                      /* 0 when colocated */
+} serve_request_result;
+
 typedef struct serve_input {
     const model_spec *m;
     topo *t;
@@ -79,6 +87,7 @@ typedef struct serve_input {
     bool free_comm;         /* communication takes no time (tests) */
     const char *trace_path; /* Chrome trace JSON, or NULL */
     const char *csv_path;   /* one row per request, or NULL */
+    serve_request_result *out; /* [nreq] filled when not NULL */
 } serve_input;
 
 typedef struct serve_dist {

@@ -1,0 +1,405 @@
+/* Serving: closed forms of one request, queueing laws, KV-cache accounting
+ * under pressure, disaggregated KV transfer on idle links, determinism. */
+#include <stdlib.h>
+
+#include "infer.h"
+#include "serve.h"
+#include "test_util.h"
+#include "wl.h"
+
+static gpu_catalog cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    llm_err e;
+    return cfg_load_gpus("topologies/gpus.cfg", &cat, &e);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    gpu_catalog_free(&cat);
+    return 0;
+}
+
+typedef struct env {
+    topo *t;
+    cost_calib cost;
+    coll_calib coll;
+    model_spec m;
+} env;
+
+static void env_open(env *v, int nodes, const char *model)
+{
+    llm_err e;
+    topo_nodespec s;
+    topo_fabricspec f;
+    int n;
+    assert_int_equal(cfg_load_topology("topologies/dgx-h100.cfg", ".", &s, &n,
+                                       &f, &e), 0);
+    char why[256];
+    v->t = topo_build(&s, gpu_find(&cat, "h100-sxm"), nodes, &f, why,
+                      sizeof why);
+    assert_non_null(v->t);
+    assert_int_equal(cfg_load_cost_calib(".", &cat, v->t->gpu, &v->cost, &e), 0);
+    assert_int_equal(cfg_load_coll_calib(".", v->t, &v->coll, &e), 0);
+    load_model(model, &v->m);
+}
+
+static void env_close(env *v)
+{
+    cost_calib_free(&v->cost);
+    topo_destroy(v->t);
+}
+
+static serve_input input(env *v, int tp, int pp, int replicas,
+                         const wl_request *req, int n)
+{
+    serve_input in;
+    memset(&in, 0, sizeof in);
+    in.m = &v->m;
+    in.t = v->t;
+    in.coll = &v->coll;
+    in.npools = 1;
+    in.pool[0] = (serve_pool){.gpu = v->t->gpu, .cost = &v->cost, .tp = tp,
+                              .pp = pp, .replicas = replicas, .idle_w = 75};
+    serve_params_defaults(&in.p);
+    in.req = req;
+    in.nreq = n;
+    return in;
+}
+
+static serve_result run(const serve_input *in)
+{
+    serve_result r;
+    llm_err e;
+    if (serve_simulate(in, &r, &e) != 0) {
+        print_error("%s\n", e.msg);
+        fail();
+    }
+    return r;
+}
+
+/* The cost model's time of one batch on every stage, summed, plus the
+ * pipeline hand-offs. */
+static double batch_s(env *v, int tp, int pp, const infer_batch *b)
+{
+    int ranks[64];
+    for (int i = 0; i < tp * pp; i++)
+        ranks[i] = i;
+    infer_setup s = {.m = &v->m, .gpu = v->t->gpu, .cost = &v->cost,
+                     .coll = &v->coll, .t = v->t, .ranks = ranks, .tp = tp,
+                     .pp = pp, .weight_dt = DT_FP16, .kv_dt = DT_FP16,
+                     .quant_group = 128, .flash = true, .max_tokens = 64};
+    llm_err e;
+    infer *x = infer_create(&s, &e);
+    assert_non_null(x);
+    infer_time t[8];
+    assert_int_equal(infer_batch_time(x, b, t, &e), 0);
+    int tokens = b->decode_n;
+    for (int i = 0; i < b->prefill_n; i++)
+        tokens += b->prefill[i].q_tokens;
+    double sum = 0;
+    for (int st = 0; st < pp; st++) {
+        double p2p;
+        assert_int_equal(infer_p2p_s(x, st, tokens, &p2p, &e), 0);
+        sum += t[st].total_s + p2p;
+    }
+    infer_destroy(x);
+    return sum;
+}
+
+/* One request in an empty system: its TTFT is the prefill of its whole
+ * prompt (one batch: P tokens over P of context, one token sampled), and
+ * each later token one decode step over a context one longer each time,
+ * so TPOT is the mean of those steps; on one GPU, TP 2 (all-reduces) and
+ * PP 2 (stage hand-offs). */
+static void one_request(int tp, int pp)
+{
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    const int P = 512, O = 8;
+    wl_request rq = {0, P, O};
+    serve_input in = input(&v, tp, pp, 1, &rq, 1);
+    serve_result r = run(&in);
+    infer_chunk c = {P, P};
+    infer_batch pre = {.prefill = &c, .prefill_n = 1, .logits = 1};
+    double ttft = batch_s(&v, tp, pp, &pre), dec = 0;
+    for (int k = 1; k < O; k++) {
+        infer_batch d = {.decode_n = 1, .decode_context_sum = P + k,
+                         .logits = 1};
+        dec += batch_s(&v, tp, pp, &d);
+    }
+    /* nanosecond rounding of each event: a few ns at most */
+    assert_close(r.ttft.mean, ttft, 1e-6);
+    assert_close(r.tpot.mean, dec / (O - 1), 1e-6);
+    assert_close(r.e2e.mean, ttft + dec, 1e-6);
+    /* a decode step reads every weight once: no faster than the weights
+     * of a GPU at its datasheet bandwidth */
+    double w = r.pool[0].weights_bytes / v.t->gpu->mem_bw_Bps;
+    assert_true(r.tpot.mean > w);
+    assert_int_equal(r.requests_completed, 1);
+    env_close(&v);
+}
+
+static void test_one_request_tp1(void **state) { (void)state; one_request(1, 1); }
+static void test_one_request_tp2(void **state) { (void)state; one_request(2, 1); }
+static void test_one_request_pp2(void **state) { (void)state; one_request(1, 2); }
+
+static wl_request *poisson(double rate, const char *prompt, const char *out,
+                           int n, unsigned long seed)
+{
+    wl_spec s = {.arrival = WL_POISSON, .rate_per_s = rate, .requests = n,
+                 .seed = seed};
+    llm_err e;
+    assert_int_equal(wl_len_parse("prompt", prompt, 0, &s.prompt, &e), 0);
+    assert_int_equal(wl_len_parse("output", out, 1, &s.output, &e), 0);
+    wl_request *req;
+    int got;
+    assert_int_equal(wl_generate(&s, &req, &got, &e), 0);
+    assert_int_equal(got, n);
+    wl_len_free(&s.prompt);
+    wl_len_free(&s.output);
+    return req;
+}
+
+/* Little's law, L = λW: the number of requests in the system, sampled at
+ * 4,000 instants in the middle 80% of a long Poisson run, averages the
+ * arrival rate times the mean time in system.  At ~8 requests in the
+ * system and 4,000 requests, the sampling error is a few percent. */
+static void test_little(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    const double rate = 6;
+    const int n = 4000;
+    wl_request *req = poisson(rate, "lognormal:600:0.8", "uniform:16:256", n, 7);
+    serve_request_result *out = calloc(n, sizeof *out);
+    serve_input in = input(&v, 1, 1, 1, req, n);
+    in.out = out;
+    serve_result r = run(&in);
+    assert_int_equal(r.requests_completed, n);
+    double T = req[n - 1].arrival_s, L = 0;
+    const int samples = 4000;
+    for (int k = 0; k < samples; k++) {
+        double t = T * (0.1 + 0.8 * (k + 0.5) / samples);
+        for (int i = 0; i < n; i++)
+            L += out[i].arrival_s <= t && t < out[i].finish_s;
+    }
+    L /= samples;
+    double W = r.e2e.mean;
+    assert_true(L > 1); /* the test means something only under load */
+    assert_close(L, rate * W, 0.08);
+    free(out);
+    free(req);
+    env_close(&v);
+}
+
+/* At low load requests rarely meet: halving the rate changes neither the
+ * mean TTFT nor the mean TPOT by more than a few percent. */
+static void test_low_load(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    serve_result r[2];
+    for (int k = 0; k < 2; k++) {
+        wl_request *req = poisson(k ? 0.02 : 0.04, "512", "64", 300, 3);
+        serve_input in = input(&v, 1, 1, 1, req, 300);
+        r[k] = run(&in);
+        free(req);
+    }
+    assert_close(r[0].ttft.mean, r[1].ttft.mean, 0.03);
+    assert_close(r[0].tpot.mean, r[1].tpot.mean, 0.03);
+    env_close(&v);
+}
+
+/* Past saturation, doubling the offered load leaves throughput where it
+ * was (the GPU is always busy), while the queue grows through the run:
+ * the last requests wait far longer for their first token than the first
+ * ones, and more so at the higher rate. */
+static void test_saturation(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    serve_result r[3];
+    double first[3], last[3];
+    const double rates[3] = {0.2, 60, 120};
+    const int n = 1500, tenth = n / 10;
+    serve_request_result *out = calloc(n, sizeof *out);
+    for (int k = 0; k < 3; k++) {
+        wl_request *req = poisson(rates[k], "1024", "128", n, 5);
+        serve_input in = input(&v, 1, 1, 1, req, n);
+        in.out = out;
+        r[k] = run(&in);
+        first[k] = last[k] = 0;
+        for (int i = 0; i < tenth; i++) {
+            first[k] += out[i].first_token_s - out[i].arrival_s;
+            last[k] += out[n - 1 - i].first_token_s - out[n - 1 - i].arrival_s;
+        }
+        free(req);
+    }
+    /* saturated: far below the offered 60 requests/s */
+    assert_true(r[1].throughput_requests_per_s < 0.5 * rates[1]);
+    assert_close(r[2].throughput_tokens_per_s, r[1].throughput_tokens_per_s,
+                 0.05);
+    assert_true(r[1].pool[0].busy_fraction > 0.95);
+    /* unloaded: no queue builds */
+    assert_close(last[0], first[0], 0.1);
+    assert_true(last[1] > 10 * first[1]);
+    assert_true(last[2] > last[1]);
+    assert_true(r[2].ttft.mean > r[1].ttft.mean);
+    assert_true(r[1].ttft.mean > 20 * r[0].ttft.mean);
+    free(out);
+    env_close(&v);
+}
+
+/* A cache too small for the offered work: requests are preempted (by
+ * recompute, or by swap to host), every one still finishes with all its
+ * tokens, and serve_simulate's own checks find every block returned (it
+ * aborts otherwise). */
+static void kv_pressure(serve_preempt how)
+{
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    const int n = 64;
+    wl_request req[64];
+    for (int i = 0; i < n; i++)
+        req[i] = (wl_request){0, 512, 1024};
+    serve_input in = input(&v, 1, 1, 1, req, n);
+    /* 7B fp16 is 12.6 GiB: 0.19 x 79.6 GiB leaves ~1.8 GiB, 3.5k tokens */
+    in.p.gpu_mem_util = 0.19;
+    in.p.preempt = how;
+    serve_result r = run(&in);
+    assert_int_equal(r.requests_completed, n);
+    assert_true(r.preemptions > 0);
+    if (how == PREEMPT_SWAP)
+        assert_true(r.swaps_out > 0);
+    assert_true(r.pool[0].kv_util_peak <= 1.0);
+    assert_true(r.pool[0].kv_util_peak > 0.9);
+    assert_close(r.output_tokens, n * 1024.0, 1e-12);
+    env_close(&v);
+}
+
+static void test_kv_recompute(void **state) { (void)state; kv_pressure(PREEMPT_RECOMPUTE); }
+static void test_kv_swap(void **state) { (void)state; kv_pressure(PREEMPT_SWAP); }
+
+/* Disaggregated, one request, idle links: prefill on node 0's 8 GPUs (TP
+ * 8), decode on node 1's.  Llama-2-70B has 8 KV heads, so TP rank i holds
+ * head i on both sides and sends it to its peer: 1/8 of the cache per
+ * flow, each over its own rail.  The transfer takes bytes / the slowest
+ * link of the route at its achievable rate, plus the route's latency. */
+static void test_disagg_transfer(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 2, "llama-2-70b");
+    const int P = 2000;
+    wl_request rq = {0, P, 4};
+    serve_request_result out;
+    serve_input in = input(&v, 8, 1, 1, &rq, 1);
+    in.npools = 2;
+    in.pool[1] = in.pool[0];
+    in.pool[1].first_gpu = 8;
+    in.out = &out;
+    serve_result r = run(&in);
+    double bytes = model_kv_bytes_per_token(&v.m, DT_FP16) * P;
+    assert_close(r.kv_transfer_bytes, bytes, 1e-12);
+    int links[32];
+    int src = v.t->gpu_dev[0], dst = v.t->gpu_dev[8];
+    int nl = topo_route(v.t, src, dst, 0, links, 32);
+    assert_true(nl > 0);
+    double bw = 1e30;
+    for (int k = 0; k < nl; k++) {
+        const topo_link *L = &v.t->link[links[k]];
+        double b = L->bw_Bps * v.coll.link_eff[L->kind];
+        bw = b < bw ? b : bw;
+    }
+    double want = bytes / 8 / bw + topo_route_lat(v.t, links, nl) * 1e-9;
+    assert_close(out.kv_transfer_s, want, 0.01);
+    assert_int_equal(out.prefill_replica, 0);
+    assert_int_equal(out.replica, 0);
+    /* the second token waits for the transfer and one decode step */
+    assert_true(r.tpot.mean * 3 > want);
+    env_close(&v);
+}
+
+/* Layer-wise sending overlaps the transfer with the prefill: the first
+ * decode starts sooner than with the cache sent after the prefill. */
+static void test_disagg_layerwise(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 2, "llama-2-70b");
+    wl_request rq = {0, 4000, 2};
+    serve_result r[2];
+    for (int k = 0; k < 2; k++) {
+        serve_input in = input(&v, 8, 1, 1, &rq, 1);
+        in.npools = 2;
+        in.pool[1] = in.pool[0];
+        in.pool[1].first_gpu = 8;
+        in.p.kv_layerwise = k == 1;
+        r[k] = run(&in);
+    }
+    assert_close(r[1].ttft.mean, r[0].ttft.mean, 1e-9);
+    assert_true(r[1].e2e.mean < r[0].e2e.mean);
+    env_close(&v);
+}
+
+/* The round-robin router alternates; least-outstanding sends a request
+ * to the replica with fewer in progress. */
+static void test_router(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    wl_request req[4] = {{0, 64, 500}, {0.001, 64, 500}, {0.002, 64, 500},
+                         {0.003, 64, 500}};
+    serve_request_result out[4];
+    serve_input in = input(&v, 1, 1, 2, req, 4);
+    in.out = out;
+    in.p.router = 0;
+    run(&in);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(out[i].replica, i % 2);
+    env_close(&v);
+}
+
+/* The same workload twice: the same result, bit for bit. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    serve_result r[2];
+    for (int k = 0; k < 2; k++) {
+        wl_request *req = poisson(20, "lognormal:800:1", "lognormal:150:1", 500, 11);
+        serve_input in = input(&v, 2, 1, 2, req, 500);
+        r[k] = run(&in);
+        free(req);
+    }
+    assert_memory_equal(&r[0], &r[1], sizeof r[0]);
+    env_close(&v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_one_request_tp1),
+        cmocka_unit_test(test_one_request_tp2),
+        cmocka_unit_test(test_one_request_pp2),
+        cmocka_unit_test(test_little),
+        cmocka_unit_test(test_low_load),
+        cmocka_unit_test(test_saturation),
+        cmocka_unit_test(test_kv_recompute),
+        cmocka_unit_test(test_kv_swap),
+        cmocka_unit_test(test_disagg_transfer),
+        cmocka_unit_test(test_disagg_layerwise),
+        cmocka_unit_test(test_router),
+        cmocka_unit_test(test_deterministic),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
