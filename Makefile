@@ -113,6 +113,9 @@ install: all
 	install -m 755 llmsim $(DESTDIR)$(PREFIX)/bin/llmsim
 	install -m 644 topologies/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/topologies/
 	install -m 644 models/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/models/
+	install -d $(DESTDIR)$(PREFIX)/share/llmsim/configs/traces
+	install -m 644 configs/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/configs/
+	install -m 644 configs/traces/* $(DESTDIR)$(PREFIX)/share/llmsim/configs/traces/
 	cd calib && find . -name '*.tsv' -o -name '*.md' | while read f; do \
 	  install -D -m 644 "$$f" "$(DESTDIR)$(PREFIX)/share/llmsim/calib/$$f"; done
 

@@ -599,8 +599,11 @@ static int run(int argc, char **argv, llm_err *e)
     in.csv_path = o.csv;
     serve_result r;
     if (serve_simulate(&in, &r, e)) {
-        if (strstr(e->msg, "does not fit"))
+        if (strstr(e->msg, "does not fit")) {
+            /* main prints bad input only: this is the other kind */
+            fprintf(stderr, "llmsim serve: %s\n", e->msg);
             rc = EXIT_NO_FIT;
+        }
         goto out;
     }
     wl_summary ws;

@@ -1210,27 +1210,39 @@ static int by_bytes(const void *a, const void *b)
     return x->link - y->link;
 }
 
+/* The two busiest links of each kind (NVLink, PCIe, socket, network), so
+ * a transfer's whole path shows, busiest first. */
 static void link_stats(sim *S, serve_result *r)
 {
     if (!S->net)
         return;
     topo *t = S->in->t;
-    serve_link_use top[SERVE_TOP_LINKS + 1];
-    int n = 0;
+    serve_link_use top[LINK_KIND_COUNT][2];
+    int cnt[LINK_KIND_COUNT] = {0};
     double span = r->makespan_s > 0 ? r->makespan_s : 1;
     for (int l = 0; l < t->nlink; l++) {
         net_link_stats st = net_link(S->net, l);
+        int k = t->link[l].kind;
         if (st.bytes <= 0)
             continue;
         serve_link_use u = {l, st.bytes,
                             st.bytes / (net_link_bw(S->net, l) * span)};
-        if (n < SERVE_TOP_LINKS || by_bytes(&u, &top[n - 1]) < 0) {
-            top[n < SERVE_TOP_LINKS ? n++ : n - 1] = u;
-            qsort(top, (size_t)n, sizeof *top, by_bytes);
+        if (cnt[k] < 2)
+            top[k][cnt[k]++] = u;
+        else if (by_bytes(&u, &top[k][1]) < 0)
+            top[k][1] = u;
+        if (cnt[k] == 2 && by_bytes(&top[k][1], &top[k][0]) < 0) {
+            serve_link_use x = top[k][0];
+            top[k][0] = top[k][1];
+            top[k][1] = x;
         }
     }
-    memcpy(r->top_links, top, sizeof(serve_link_use) * (size_t)n);
-    r->ntop_links = n;
+    r->ntop_links = 0;
+    for (int k = 0; k < LINK_KIND_COUNT; k++)
+        for (int i = 0; i < cnt[k]; i++)
+            r->top_links[r->ntop_links++] = top[k][i];
+    qsort(r->top_links, (size_t)r->ntop_links, sizeof *r->top_links,
+          by_bytes);
 }
 
 static void sample_kv(sim *S)

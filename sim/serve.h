@@ -95,7 +95,7 @@ typedef struct serve_dist {
     int n;
 } serve_dist;
 
-#define SERVE_TOP_LINKS 6
+#define SERVE_TOP_LINKS (2 * LINK_KIND_COUNT) /* two per kind */
 #define SERVE_KV_SAMPLES 200
 
 typedef struct serve_pool_result {

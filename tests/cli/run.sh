@@ -372,5 +372,91 @@ has 'moe-imbalance'
 run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
 has 'DOES NOT FIT'
 
+# serving
+SV="serve --model llama-2-7b --cluster dgx-h100 --tp 1 --gpus 1"
+run 0 serve-one -- $SV --rate 1 --prompt-len 512 --output-len 64 --requests 20
+has 'TTFT ms'
+has 'throughput'
+run 0 serve-json -- $SV --rate 2 --prompt-len lognormal:500:1 --output-len 128 \
+    --requests 100 --slo-ttft 500 --slo-tpot 50 --json
+has '"ttft_s": \{'
+has '"p99": [0-9]'
+has '"throughput_tokens_per_s": [0-9]'
+has '"goodput_requests_per_s": [0-9]'
+has '"requests_completed": 100,'
+run 0 serve-deterministic -- $SV --rate 2 --prompt-len lognormal:500:1 --output-len 128 \
+    --requests 100 --slo-ttft 500 --slo-tpot 50 --json --seed 1
+cp "$tmp/out" "$tmp/serve1.json"
+run 0 serve-deterministic-again -- $SV --rate 2 --prompt-len lognormal:500:1 --output-len 128 \
+    --requests 100 --slo-ttft 500 --slo-tpot 50 --json --seed 1
+if cmp -s "$tmp/out" "$tmp/serve1.json"; then ok; else bad "same seed, different JSON"; fi
+run 0 serve-other-seed -- $SV --rate 2 --prompt-len lognormal:500:1 --output-len 128 \
+    --requests 100 --json --seed 2
+if cmp -s "$tmp/out" "$tmp/serve1.json"; then bad "a new seed changed nothing"; else ok; fi
+run 0 serve-trace-replay -- $SV --trace configs/traces/azure-llm-2023-conv.csv --requests 200 \
+    --csv "$tmp/req.csv" --trace "$tmp/chrome.json"
+has 'azure-llm-2023-conv.csv: 200 requests'
+if [ "$(wc -l <"$tmp/req.csv")" -eq 201 ]; then ok; else bad "per-request CSV lacks rows"; fi
+if head -1 "$tmp/req.csv" | grep -q '^id,arrival_s,first_token_s,finish_s,prompt_tokens,output_tokens,replica'; then ok; else bad "CSV header"; fi
+if grep -q '"traceEvents"' "$tmp/chrome.json" && grep -q 'kv blocks used' "$tmp/chrome.json"; then ok; else bad "chrome trace"; fi
+run 0 serve-config -- serve configs/serve-llama2-70b-8xh100.cfg --set workload.requests=300 --json
+has '"requests_completed": 300,'
+run 0 serve-disagg-config -- serve configs/serve-llama2-70b-disagg-2xh100.cfg --set workload.requests=200
+has 'KV transfers'
+has 'network'
+has 'decode GPUs'
+run 0 serve-rate-scale -- $SV --trace configs/traces/azure-llm-2023-conv.csv --requests 50 \
+    --rate-scale 2 --json
+has '"requests_completed": 50,'
+run 0 serve-swap -- $SV --gpu-mem-util 0.19 --preemption swap --arrival offline \
+    --prompt-len 512 --output-len 1024 --requests 64
+has 'preemptions        [1-9][0-9]* \([1-9]'
+run 0 serve-pp -- serve --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --rate 5 \
+    --prompt-len 300 --output-len 50 --requests 50 --policy prefill-first --router round-robin
+has '2 x \(TP 2 x PP 2\)'
+run 2 serve-no-fit -- serve --model llama-2-70b --cluster dgx-h100 --tp 1 --rate 1 \
+    --prompt-len 10 --output-len 10 --requests 1
+has 'does not fit'
+quiet
+run 1 serve-trace-missing-column -- $SV --trace tests/bad/trace-missing-column.csv
+has 'trace-missing-column.csv:3: GeneratedTokens'
+quiet
+run 1 serve-trace-backwards -- $SV --trace tests/bad/trace-time-backwards.csv
+has 'trace-time-backwards.csv:3: TIMESTAMP'
+quiet
+run 1 serve-trace-missing -- $SV --trace /nonexistent/t.csv
+has '/nonexistent/t.csv'
+quiet
+run 1 serve-config-typo -- serve tests/bad/serve-typo.cfg
+has 'serve-typo.cfg:6: max_num_seq: unknown key \(did you mean "max_num_seqs"\?\)'
+quiet
+run 1 serve-no-workload -- $SV
+has 'no workload'
+quiet
+run 1 serve-bad-len -- $SV --rate 1 --prompt-len uniform:9:3 --output-len 5
+has 'uniform:9:3'
+quiet
+run 1 serve-bad-policy -- $SV --rate 1 --prompt-len 5 --output-len 5 --policy fifo
+has 'expected chunked'
+quiet
+run 1 serve-tp-heads -- serve --model llama-2-7b --cluster dgx-h100 --tp 3 --rate 1 \
+    --prompt-len 5 --output-len 5
+has 'does not divide'
+quiet
+run 1 serve-too-many-gpus -- $SV --replicas 4 --rate 1 --prompt-len 5 --output-len 5
+has 'need 4 GPUs; 1 are given'
+quiet
+run 1 serve-disagg-half -- $SV --prefill-replicas 1 --rate 1 --prompt-len 5 --output-len 5
+has 'go together'
+quiet
+run 1 serve-prefill-first-long -- $SV --policy prefill-first --max-batched-tokens 512 \
+    --rate 1 --prompt-len 600 --output-len 5 --requests 2
+has 'prefill-first'
+quiet
+run 1 serve-csv-unwritable -- $SV --rate 1 --prompt-len 5 --output-len 5 --requests 2 \
+    --csv /nonexistent/r.csv
+has '/nonexistent/r.csv'
+quiet
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

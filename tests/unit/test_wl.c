@@ -18,7 +18,7 @@
 static void trace_path(char *buf, size_t len, const char *name)
 {
     const char *root = getenv("LLMSIM_DATA");
-    snprintf(buf, len, "%s/tests/data/traces/%s", root ? root : ".", name);
+    snprintf(buf, len, "%s/configs/traces/%s", root ? root : ".", name);
 }
 
 static void write_bytes(const char *path, const char *data, size_t len)
