@@ -32,7 +32,7 @@ TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(BUILD)/llmsim)
 
-.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib
+.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee
 
 all: $(BIN)
 
@@ -106,6 +106,17 @@ calib:
 validate: deps
 	@$(MAKE) --no-print-directory all
 	@sh tests/validate.sh
+
+# The latency-throughput knee of the ready serving deployment (README).
+KNEE = plots/serve-knee-llama2-70b-8xh100
+knee: deps
+	@$(MAKE) --no-print-directory all
+	sh plots/serve-knee.sh $(KNEE).csv "2 4 6 8 10 12 14 16 17 18 19 20 22 24" -- \
+	  --model llama-2-70b --cluster dgx-h100 --tp 4 --replicas 2 \
+	  --prompt-len empirical:configs/traces/azure-llm-2023-conv.csv \
+	  --output-len empirical:configs/traces/azure-llm-2023-conv.csv \
+	  --requests 3000 --seed 1 --slo-ttft 1000 --slo-tpot 100
+	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).png'; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" plots/serve-knee.gp
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/llmsim/topologies \

@@ -13,7 +13,9 @@
 #include "cfg.h"
 #include "coll.h"
 #include "engine.h"
+#include "serve.h"
 #include "train.h"
+#include "wl.h"
 
 typedef struct hold {
     gsl_rng *rng;
@@ -163,6 +165,57 @@ static void bench_train(const char *what, const char *model_name,
     topo_destroy(t);
 }
 
+/* Replay of a whole request trace; prints wall time and events/s (an
+ * event is an iteration's stage, an arrival or a KV flow). */
+static void bench_serve(const char *what, const char *trace, int tp,
+                        int replicas, int prefill, gpu_catalog *cat)
+{
+    llm_err e;
+    model_spec m;
+    if (cfg_load_model("models/llama-2-70b.cfg", &m, &e)) {
+        printf("%s: %s\n", what, e.msg);
+        return;
+    }
+    topo *t = load("dgx-h100", prefill ? 2 : 1, cat);
+    cost_calib cc;
+    coll_calib kc;
+    wl_request *req = NULL;
+    int n = 0;
+    memset(&cc, 0, sizeof cc);
+    if (!t || cfg_load_cost_calib(".", cat, t->gpu, &cc, &e) ||
+        cfg_load_coll_calib(".", t, &kc, &e) ||
+        wl_read_trace(trace, 1, 0, &req, &n, &e)) {
+        printf("%s: %s\n", what, e.msg);
+        cost_calib_free(&cc);
+        topo_destroy(t);
+        return;
+    }
+    serve_input in;
+    memset(&in, 0, sizeof in);
+    in.m = &m, in.t = t, in.coll = &kc, in.req = req, in.nreq = n;
+    in.npools = prefill ? 2 : 1;
+    in.pool[0] = (serve_pool){.gpu = t->gpu, .cost = &cc, .tp = tp,
+                              .replicas = prefill ? prefill : replicas,
+                              .pp = 1, .idle_w = 75};
+    in.pool[1] = in.pool[0];
+    in.pool[1].replicas = replicas;
+    in.pool[1].first_gpu = 8;
+    serve_params_defaults(&in.p);
+    serve_result r;
+    double t0 = now_s();
+    int rc = serve_simulate(&in, &r, &e);
+    double dt = now_s() - t0;
+    if (rc)
+        printf("%s: %s\n", what, e.msg);
+    else
+        printf("%-58s %8.3f s wall, %9llu events (%.2f M/s); %d requests, "
+               "p50 TTFT %.0f ms\n", what, dt, (unsigned long long)r.events,
+               r.events / dt / 1e6, r.requests_completed, r.ttft.p50 * 1e3);
+    free(req);
+    cost_calib_free(&cc);
+    topo_destroy(t);
+}
+
 int main(void)
 {
     gpu_catalog cat;
@@ -209,6 +262,12 @@ int main(void)
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
     bench_train("train: Llama-3.1 405B, 16,384 H100 (TP 8, CP 2, PP 2, DP 512)",
                 "llama-3.1-405b", "dgx-h100", 2048, p, &cat);
+    bench_serve("serve: Azure conv. trace (19,366 req), 70B, 8 H100 TP 8", "configs/traces/azure-llm-2023-conv.csv",
+                8, 1, 0, &cat);
+    bench_serve("serve: the same, 2 replicas of TP 4",
+                "configs/traces/azure-llm-2023-conv.csv", 4, 2, 0, &cat);
+    bench_serve("serve: Azure coding trace, disaggregated on 2 DGX H100",
+                "configs/traces/azure-llm-2023-code.csv", 8, 1, 1, &cat);
     gpu_catalog_free(&cat);
 
     /* three runs, median reported: a shared VM is noisy */
