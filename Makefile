@@ -85,6 +85,7 @@ demo: deps
 	  --dtype fp16 --recommend
 	./llmsim train configs/train-llama2-7b-8xh100.cfg --timeline demo-step.csv
 	gnuplot -e "in='demo-step.csv'; out='demo-step.png'" plots/timeline.gp
+	./llmsim serve configs/serve-llama2-70b-8xh100.cfg
 	@echo "demo: the training step's timeline is in demo-step.png"
 
 $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libllmsim.a
