@@ -73,11 +73,8 @@ int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
     config_t cfg;
     config_init(&cfg);
     int rc = -1;
-    if (cfgu_read(&c, &cfg))
+    if (cfgu_read_with_sets(&c, &cfg, sets, nsets))
         goto out;
-    for (int i = 0; i < nsets; i++)
-        if (cfgu_apply_set(&cfg, path, sets[i], e))
-            goto out;
     const config_setting_t *r = config_root_setting(&cfg);
     config_setting_t *plan, *input;
     char desc[512];

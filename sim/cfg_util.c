@@ -236,3 +236,14 @@ int cfgu_apply_set(config_t *cfg, const char *file, const char *set,
                        v, dot ? path : "", name);
     return 0;
 }
+
+int cfgu_read_with_sets(cfgu *c, config_t *cfg, const char *const *sets,
+                        int nsets)
+{
+    if (cfgu_read(c, cfg))
+        return -1;
+    for (int i = 0; i < nsets; i++)
+        if (cfgu_apply_set(cfg, c->file, sets[i], c->e))
+            return -1;
+    return 0;
+}

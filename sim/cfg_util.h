@@ -41,6 +41,9 @@ int cfgu_group(cfgu *c, const config_setting_t *g, const char *key,
  * command line (cfgu_from_set). */
 int cfgu_apply_set(config_t *cfg, const char *file, const char *set,
                    llm_err *e);
+/* cfgu_read, then each "key.path=value" override applied in order. */
+int cfgu_read_with_sets(cfgu *c, config_t *cfg, const char *const *sets,
+                        int nsets);
 /* Reads a libconfig file; syntax errors become file:line messages. */
 int cfgu_read(cfgu *c, config_t *cfg);
 

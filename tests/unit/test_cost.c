@@ -7,22 +7,6 @@
 #include "cost.h"
 #include "test_util.h"
 
-static gpu_catalog cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    llm_err e;
-    return cfg_load_gpus("topologies/gpus.cfg", &cat, &e);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gpu_catalog_free(&cat);
-    return 0;
-}
-
 /* A calibration directory of its own: a 3x3x3 GEMM grid whose efficiency
  * is a known function of (m, n, k), a streaming curve, attention, launch. */
 static void write_dir(const char *dir, const char *gemm_extra)
@@ -268,5 +252,5 @@ int main(void)
         cmocka_unit_test(test_capabilities),
         cmocka_unit_test(test_bad_tables),
     };
-    return cmocka_run_group_tests_name("cost", tests, setup, teardown);
+    return cmocka_run_group_tests_name("cost", tests, catalog_setup, catalog_teardown);
 }

@@ -4,55 +4,6 @@
 #include "test_util.h"
 #include "train.h"
 
-static gpu_catalog cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    llm_err e;
-    return cfg_load_gpus("topologies/gpus.cfg", &cat, &e);
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gpu_catalog_free(&cat);
-    return 0;
-}
-
-typedef struct env {
-    topo *t;
-    cost_calib cost;
-    coll_calib coll;
-    mem_overhead ov;
-    model_spec m;
-} env;
-
-/* `nodes` DGX H100 nodes and a model file. */
-static void env_open(env *v, int nodes, const char *model)
-{
-    llm_err e;
-    topo_nodespec s;
-    topo_fabricspec f;
-    int n;
-    assert_int_equal(cfg_load_topology("topologies/dgx-h100.cfg", ".", &s, &n,
-                                       &f, &e), 0);
-    char why[256];
-    v->t = topo_build(&s, gpu_find(&cat, "h100-sxm"), nodes, &f, why,
-                      sizeof why);
-    assert_non_null(v->t);
-    assert_int_equal(cfg_load_cost_calib(".", &cat, v->t->gpu, &v->cost, &e), 0);
-    assert_int_equal(cfg_load_coll_calib(".", v->t, &v->coll, &e), 0);
-    mem_overhead_defaults(&v->ov);
-    load_model(model, &v->m);
-}
-
-static void env_close(env *v)
-{
-    cost_calib_free(&v->cost);
-    topo_destroy(v->t);
-}
-
 static train_result run(env *v, const mem_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
@@ -467,5 +418,5 @@ int main(void)
         cmocka_unit_test(test_unfused_attention),
         cmocka_unit_test(test_bad_plans),
     };
-    return cmocka_run_group_tests_name("train", tests, setup, teardown);
+    return cmocka_run_group_tests_name("train", tests, catalog_setup, catalog_teardown);
 }

@@ -58,4 +58,55 @@ static inline void write_temp(char *path, size_t len, const char *suffix,
     fclose(f);
 }
 
+/* The GPU catalog, loaded once per test group (cmocka group setup and
+ * teardown: catalog_setup, catalog_teardown). */
+static gpu_catalog cat __attribute__((unused));
+
+static inline int catalog_setup(void **state)
+{
+    (void)state;
+    llm_err e;
+    return cfg_load_gpus("topologies/gpus.cfg", &cat, &e);
+}
+
+static inline int catalog_teardown(void **state)
+{
+    (void)state;
+    gpu_catalog_free(&cat);
+    return 0;
+}
+
+/* `nodes` DGX H100 nodes with their calibrations, and a model file. */
+typedef struct env {
+    topo *t;
+    cost_calib cost;
+    coll_calib coll;
+    mem_overhead ov;
+    model_spec m;
+} env;
+
+static inline void env_open(env *v, int nodes, const char *model)
+{
+    llm_err e;
+    topo_nodespec s;
+    topo_fabricspec f;
+    int n;
+    assert_int_equal(cfg_load_topology("topologies/dgx-h100.cfg", ".", &s, &n,
+                                       &f, &e), 0);
+    char why[256];
+    v->t = topo_build(&s, gpu_find(&cat, "h100-sxm"), nodes, &f, why,
+                      sizeof why);
+    assert_non_null(v->t);
+    assert_int_equal(cfg_load_cost_calib(".", &cat, v->t->gpu, &v->cost, &e), 0);
+    assert_int_equal(cfg_load_coll_calib(".", v->t, &v->coll, &e), 0);
+    mem_overhead_defaults(&v->ov);
+    load_model(model, &v->m);
+}
+
+static inline void env_close(env *v)
+{
+    cost_calib_free(&v->cost);
+    topo_destroy(v->t);
+}
+
 #endif
