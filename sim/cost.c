@@ -157,8 +157,9 @@ static void attn_work(const cost_op *op, bool flash, double *flops,
     double frac = op->causal && op->kind == OP_ATTN_PREFILL ? 0.5 : 1.0;
     *flops = 2 * b * op->heads * q * op->kv_len * (op->head_dim + vd) * frac;
     double s = 2; /* 16-bit activations */
-    *bytes = b * s * (q * op->heads * (op->head_dim + vd) +
-                      op->kv_len * op->kv_heads * (op->head_dim + vd));
+    double kvs = op->kv_bytes > 0 ? op->kv_bytes : s;
+    *bytes = b * (s * q * op->heads * (op->head_dim + vd) +
+                  kvs * op->kv_len * op->kv_heads * (op->head_dim + vd));
     if (!flash)
         *bytes += 4 * s * b * op->heads * q * op->kv_len * frac;
 }

@@ -50,6 +50,8 @@ typedef struct cost_op {
                         int8/int4, dequantized in the kernel); 0 = dt's */
     int heads, kv_heads, head_dim, v_head_dim; /* attention */
     double q_len, kv_len;
+    double kv_bytes; /* attention: bytes per cached K/V element (fp8 KV
+                        cache: 1); 0 = 16-bit */
     bool causal, flash;
     double elems;                       /* norm, softmax, elementwise, ... */
     int reads, writes;                  /* elementwise operands */

@@ -203,7 +203,7 @@ static int attention(infer *x, const infer_batch *b, part *p, llm_err *e)
                  .kv_heads = (int)fmax(1, kvh / kv_div),
                  .head_dim = model_qk_head_dim(m),
                  .v_head_dim = model_v_head_dim(m), .causal = true,
-                 .flash = x->s.flash};
+                 .flash = x->s.flash, .kv_bytes = dtype_bytes(x->s.kv_dt)};
     memset(p, 0, sizeof *p);
     for (int i = 0; i < b->prefill_n; i++) {
         const infer_chunk *c = &b->prefill[i];
