@@ -48,7 +48,8 @@ static const char usage[] =
     "KV transfers per link; open it in Perfetto).  --csv writes one row per\n"
     "request.  SLOs are in milliseconds; goodput counts requests meeting both.\n\n"
     "JSON keys: ttft_s, tpot_s, itl_s, e2e_s (each {mean, p50, p90, p99}),\n"
-    "throughput_tokens_per_s (output), throughput_requests_per_s,\n"
+    "throughput_tokens_per_s (output; _per_gpu: over every GPU serving),\n"
+    "throughput_requests_per_s,\n"
     "total_tokens_per_s, goodput_requests_per_s, slo_attainment,\n"
     "requests_completed, requests_rejected, preemptions, makespan_s,\n"
     "kv_cache, pools, energy_j, energy_per_token_j, avg_power_w, kv_transfer,\n"
@@ -469,6 +470,11 @@ static json_t *as_json(const serve_input *in, const serve_result *r,
     json_object_set_new(j, "itl_s", dist_json(&r->itl));
     json_object_set_new(j, "e2e_s", dist_json(&r->e2e));
     json_object_set_new(j, "throughput_tokens_per_s", json_real(r->throughput_tokens_per_s));
+    int gpus = 0;
+    for (int k = 0; k < in->npools; k++)
+        gpus += r->pool[k].gpus;
+    json_object_set_new(j, "throughput_tokens_per_s_per_gpu",
+                        json_real(gpus ? r->throughput_tokens_per_s / gpus : 0));
     json_object_set_new(j, "throughput_requests_per_s", json_real(r->throughput_requests_per_s));
     json_object_set_new(j, "total_tokens_per_s", json_real(r->total_tokens_per_s));
     json_object_set_new(j, "goodput_requests_per_s", json_real(r->goodput_requests_per_s));

@@ -8,7 +8,8 @@ L=${LLMSIM:-./llmsim}
 out=${REPORT:-validation-report.tsv}
 tmp=$(mktemp "$out.tmp.XXXXXX") || exit 1
 large=$(mktemp) || exit 1
-trap 'rm -f "$tmp" "$large"' EXIT
+exp=$(mktemp) || exit 1
+trap 'rm -f "$tmp" "$large" "$exp"' EXIT
 printf 'suite\tcase\tmetric\tmeasured\tpredicted\terror_pct\tsource\n' >"$tmp"
 
 collectives() {
@@ -116,13 +117,64 @@ training() {
     done
 }
 
+serving() {
+    f=tests/validation/serving.tsv
+    [ -f "$f" ] || return 0
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite model cluster args extra pick metric measured unit source notes; do
+        [ -n "$id" ] || continue
+        # $args is split on blanks on purpose: it is the rest of the command line
+        # shellcheck disable=SC2086
+        set -- --model "$model" --cluster "$cluster" $args --json
+        if [ "$extra" != - ]; then
+            # settings with no option (quant_group) go through an experiment
+            # file; the command line overrides everything else in it
+            printf 'model = "%s";\ncluster = "%s";\nserving = { %s };\nworkload = { rate = 1.0; prompt_len = "1"; output_len = "1"; requests = 1; };\n' \
+                "$model" "$cluster" "$extra" >"$exp"
+            set -- "$exp" "$@"
+        fi
+        json=$($L serve "$@" 2>&1)
+        # pick: a top-level key, or <ttft|tpot|itl|e2e>_<stat>[_ms], or inv_<...>
+        scale=1
+        p=$pick
+        case "$p" in
+        inv_*) scale=inv p=${p#inv_} ;;
+        *_ms) scale=1000 p=${p%_ms} ;;
+        esac
+        case "$p" in
+        ttft_* | tpot_* | itl_* | e2e_*)
+            v=$(echo "$json" | sed -n "/^  \"${p%_*}_s\": {/,/^  }/s/^    \"${p##*_}\": \([0-9.eE+-]*\).*/\1/p") ;;
+        *)
+            v=$(echo "$json" | sed -n "s/^  \"$p\": \([0-9.eE+-]*\).*/\1/p") ;;
+        esac
+        if [ -z "$v" ]; then
+            echo "validate: $id: llmsim failed: $(echo "$json" | head -n 3)" >&2
+            pred=nan
+        else
+            pred=$(awk -v x="$v" -v s="$scale" 'BEGIN {
+                if (s == "inv") x = x > 0 ? 1 / x : 0; else x *= s
+                printf "%.2f", x }')
+        fi
+        awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
+            -v p="$pred" -v src="$source" 'BEGIN {
+                e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
+                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+    done
+}
+
 collectives
 kernels
 training
+serving
 mv "$tmp" "$out"
 
 # table and summary
-awk -F'\t' 'FNR == NR { big[$1] = 1; next }
+awk -F'\t' 'function median(a, k,    i, j, x, v) {
+    # insertion sort (small k)
+    for (i = 1; i <= k; i++) v[i] = a[i]
+    for (i = 2; i <= k; i++) { x = v[i]; j = i - 1; while (j > 0 && v[j] > x) { v[j + 1] = v[j]; j-- }; v[j + 1] = x }
+    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+}
+FILENAME == ARGV[1] { big[$1] = 1; next }
 FNR > 1 {
     printf "%-12s %-6s %-8s %12s %12s %8s%%\n", $1, $2, $3, $4, $5, $6
     if ($6 == "nan") { bad++; next }
@@ -130,16 +182,25 @@ FNR > 1 {
     n[$1]++; errs[$1, n[$1]] = e
     if ($2 in big) { nb++; if (e > mb) { mb = e; wb = $2 }; if (e <= 10) ok10++ }
     if (e > mx[$1]) { mx[$1] = e; worst[$1] = $2 }
+    # serving mixes kinds of measurement (throughput, TTFT, TPOT): one line each
+    if ($1 == "serving") {
+        nm[$3]++; merrs[$3, nm[$3]] = e
+        if (e > mxm[$3]) { mxm[$3] = e; worstm[$3] = $2 }
+        if (e <= 25) ok25m[$3]++
+    }
 }
 FNR == 1 { printf "%-12s %-6s %-8s %12s %12s %9s\n", "suite", "case", "metric", "measured", "predicted", "error" }
 END {
     for (s in n) {
-        # median by insertion sort (small n)
         k = n[s]
         for (i = 1; i <= k; i++) v[i] = errs[s, i]
-        for (i = 2; i <= k; i++) { x = v[i]; j = i - 1; while (j > 0 && v[j] > x) { v[j + 1] = v[j]; j-- }; v[j + 1] = x }
-        med = k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
-        printf "\n%s: %d cases, median |error| %.1f%%, worst %.1f%% (%s)\n", s, k, med, mx[s], worst[s]
+        printf "\n%s: %d cases, median |error| %.1f%%, worst %.1f%% (%s)\n", s, k, median(v, k), mx[s], worst[s]
+        if (s != "serving") continue
+        for (m in nm) {
+            k = nm[m]
+            for (i = 1; i <= k; i++) v[i] = merrs[m, i]
+            printf "  %-22s %2d cases, %2d within 25%%, median |error| %.1f%%, worst %.1f%% (%s)\n", m, k, ok25m[m], median(v, k), mxm[m], worstm[m]
+        }
     }
     if (nb) printf "messages >= 256 MiB: %d cases, %d within 10%%, worst %.1f%% (%s)\n", nb, ok10, mb, wb
     if (bad) printf "%d cases could not be simulated\n", bad
