@@ -49,6 +49,9 @@ topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
 /* Dumps `j` (stolen) to stdout, indented, keys in insertion order. */
 void cmd_print_json(json_t *j);
 json_t *cmd_json_bytes(double bytes);
+/* {src, dst, kind, bytes, utilization} of one link of t. */
+json_t *cmd_json_link(const topo *t, int link, double bytes,
+                      double utilization);
 
 /* Shared getopt error text: "command: unknown option --x (did you mean
  * --y?)". */

@@ -266,3 +266,15 @@ topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
         err_set(e, "%s:%d: links: %s", spec.path, spec.links_line, why);
     return t;
 }
+
+json_t *cmd_json_link(const topo *t, int link, double bytes, double utilization)
+{
+    const topo_link *L = &t->link[link];
+    json_t *o = json_object();
+    json_object_set_new(o, "src", json_string(t->dev[L->src].name));
+    json_object_set_new(o, "dst", json_string(t->dev[L->dst].name));
+    json_object_set_new(o, "kind", json_string(topo_link_kind_name(L->kind)));
+    json_object_set_new(o, "bytes", json_real(bytes));
+    json_object_set_new(o, "utilization", json_real(utilization));
+    return o;
+}

@@ -506,14 +506,8 @@ static json_t *as_json(const serve_input *in, const serve_result *r,
     json_t *links = json_array();
     for (int i = 0; i < r->ntop_links; i++) {
         const serve_link_use *u = &r->top_links[i];
-        const topo_link *L = &t->link[u->link];
-        json_t *o = json_object();
-        json_object_set_new(o, "src", json_string(t->dev[L->src].name));
-        json_object_set_new(o, "dst", json_string(t->dev[L->dst].name));
-        json_object_set_new(o, "kind", json_string(topo_link_kind_name(L->kind)));
-        json_object_set_new(o, "bytes", json_real(u->bytes));
-        json_object_set_new(o, "utilization", json_real(u->utilization));
-        json_array_append_new(links, o);
+        json_array_append_new(links, cmd_json_link(t, u->link, u->bytes,
+                                                   u->utilization));
     }
     json_object_set_new(j, "busiest_links", links);
     json_object_set_new(j, "events", json_integer((json_int_t)r->events));
@@ -546,8 +540,7 @@ static int load_options(int argc, char **argv, sopts *o, llm_err *e)
     return 0;
 }
 
-static int setup_pools(serve_input *in, gpu_catalog *cat, topo *t,
-                       cost_calib *cc, llm_err *e)
+static int setup_pools(serve_input *in, topo *t, cost_calib *cc, llm_err *e)
 {
     for (int k = 0; k < in->npools; k++) {
         in->pool[k].gpu = t->gpu;
@@ -555,7 +548,6 @@ static int setup_pools(serve_input *in, gpu_catalog *cat, topo *t,
         if (cfg_load_idle_w(cmd_datadir(), t->gpu, &in->pool[k].idle_w, e))
             return -1;
     }
-    (void)cat;
     return 0;
 }
 
@@ -594,7 +586,7 @@ static int run(int argc, char **argv, llm_err *e)
     if (!t || resolve(&o, &m, &in, e) || pools(&o.x, t, &in, e) ||
         cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e) ||
-        setup_pools(&in, &cat, t, &cc, e) || workload(&o.x, &m, &req, &nreq, e))
+        setup_pools(&in, t, &cc, e) || workload(&o.x, &m, &req, &nreq, e))
         goto out;
     in.m = &m;
     in.t = t;

@@ -301,13 +301,8 @@ static json_t *as_json(const train_result *r, const topo *t)
     json_t *links = json_array();
     for (int i = 0; i < r->ntop_links; i++) {
         const train_link_use *u = &r->top_links[i];
-        const topo_link *L = &t->link[u->link];
-        json_t *o = json_object(), *by = json_object();
-        json_object_set_new(o, "src", json_string(t->dev[L->src].name));
-        json_object_set_new(o, "dst", json_string(t->dev[L->dst].name));
-        json_object_set_new(o, "kind", json_string(topo_link_kind_name(L->kind)));
-        json_object_set_new(o, "bytes", json_real(u->bytes));
-        json_object_set_new(o, "utilization", json_real(u->utilization));
+        json_t *o = cmd_json_link(t, u->link, u->bytes, u->utilization);
+        json_t *by = json_object();
         for (int k = 0; k < COMM_KINDS; k++)
             json_object_set_new(by, train_comm_names[k],
                                 json_real(u->bytes_by_kind[k]));

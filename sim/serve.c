@@ -61,7 +61,6 @@ typedef struct batch {
     int *ids;                /* requests, and the tokens of each */
     int *c;
     double *stage_s, *p2p_s; /* per stage */
-    double flops_s_sum;      /* unused */
     int64_t t0;
     bool used;
 } batch;
@@ -92,7 +91,8 @@ typedef struct sim {
     net *net;
     infer *x[2];
     req *r;
-    int nreq, next_arrival;
+    int nreq;
+    int left; /* requests admitted and not yet finished */
     inst *inst;
     int ninst, first[2];   /* instance index of each pool's replica 0 */
     batch *batches;        /* ninst x pp of its pool */
@@ -167,15 +167,21 @@ static void kv_account(sim *S, inst *I)
     I->kv_t = now;
 }
 
-static void blocks_take(sim *S, inst *I, req *q, int n)
+/* n free blocks leave the pool (never more than it has). */
+static void kv_take(sim *S, inst *I, int n)
 {
     LLM_ASSERT(n >= 0 && n <= I->free_blocks);
     kv_account(S, I);
     I->free_blocks -= n;
-    q->blocks += n;
     int used = I->total_blocks - I->free_blocks;
     if (used > I->kv_peak)
         I->kv_peak = used;
+}
+
+static void blocks_take(sim *S, inst *I, req *q, int n)
+{
+    kv_take(S, I, n);
+    q->blocks += n;
 }
 
 static void blocks_give(sim *S, inst *I, int n)
@@ -453,6 +459,12 @@ static double swap_s(sim *S, const inst *I, int blocks, bool in)
     return r.time_s;
 }
 
+/* The dense peak MFU is counted against: FP8 GEMMs run at FP8's. */
+static double peak_flops(const sim *S, const serve_pool *P)
+{
+    return P->gpu->peak_flops[S->p->weight_dt == DT_FP8 ? DT_FP8 : DT_FP16];
+}
+
 static int price_batch(sim *S, inst *I, batch *B, const plan *b)
 {
     const serve_pool *P = pool_of(S, I);
@@ -485,8 +497,7 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
         if (infer_p2p_s(S->x[I->pool], s, b->tokens, &B->p2p_s[s], S->e))
             return -1;
         double dur = t[s].total_s;
-        double peak = P->gpu->peak_flops[S->p->weight_dt == DT_FP8 ? DT_FP8
-                                         : DT_FP16];
+        double peak = peak_flops(S, P);
         double act = fmax(peak > 0 ? t[s].flops / (peak * dur) : 0,
                           t[s].bytes / (P->gpu->mem_bw_Bps * dur));
         I->flops += t[s].flops * P->tp;
@@ -612,6 +623,7 @@ static void finish(sim *S, inst *I, int id, int64_t now)
     blocks_give(S, I, q->blocks);
     q->blocks = 0;
     q->state = R_DONE;
+    S->left--;
     q->t_finish = now;
     I->outstanding--;
 }
@@ -732,11 +744,7 @@ static bool reserve(sim *S, inst *D, int id)
     if (need > D->free_blocks - S->watermark[1] ||
         D->nrun + D->moving >= S->p->max_num_seqs)
         return false;
-    kv_account(S, D);
-    D->free_blocks -= need;
-    int used = D->total_blocks - D->free_blocks;
-    if (used > D->kv_peak)
-        D->kv_peak = used;
+    kv_take(S, D, need);
     D->moving++;
     return true;
 }
@@ -857,17 +865,26 @@ static int kv_move_matrix(sim *S)
 
 /* ---- arrivals ------------------------------------------------------------ */
 
+static void on_arrival(engine *eng, void *ctx, uint64_t arg);
+
+/* Arrivals are scheduled one at a time, the next when one happens, so
+ * the event queue holds one of them, not the whole trace. */
+static void schedule_arrival(sim *S, int from)
+{
+    for (int n = from; n < S->nreq; n++)
+        if (S->r[n].state == R_FUTURE) {
+            engine_at(S->eng, S->r[n].t_arrive, on_arrival, S, (uint64_t)n);
+            return;
+        }
+}
+
 static void on_arrival(engine *eng, void *ctx, uint64_t arg)
 {
     sim *S = ctx;
     int id = (int)arg;
     req *q = &S->r[id];
-    /* the next arrival is scheduled only now: the queue holds one */
-    for (int n = id + 1; n < S->nreq; n++)
-        if (S->r[n].state == R_FUTURE) {
-            engine_at(eng, S->r[n].t_arrive, on_arrival, S, (uint64_t)n);
-            break;
-        }
+    (void)eng;
+    schedule_arrival(S, id + 1);
     int d = routers[S->p->router].pick(S, 0);
     q->inst = d;
     q->state = R_WAITING;
@@ -962,7 +979,6 @@ static int make_infer(sim *S, int pool)
 static int check_input(const serve_input *in, llm_err *e)
 {
     const serve_params *p = &in->p;
-    int used = 0;
     for (int k = 0; k < in->npools; k++) {
         const serve_pool *P = &in->pool[k];
         if (P->tp < 1 || P->pp < 1 || P->replicas < 1)
@@ -982,7 +998,6 @@ static int check_input(const serve_input *in, llm_err *e)
                            P->replicas, P->tp, P->pp,
                            P->tp * P->pp * P->replicas, P->first_gpu,
                            in->t->name, in->t->ngpu);
-        used = end > used ? end : used;
     }
     if (p->max_batched_tokens < 1 || p->max_num_seqs < 1 || p->block_size < 1)
         return err_set(e, "max_num_seqs, max_batched_tokens and block_size "
@@ -1000,7 +1015,6 @@ static int check_input(const serve_input *in, llm_err *e)
                                in->req[i].output_tokens,
                                p->max_batched_tokens);
     }
-    (void)used;
     return 0;
 }
 
@@ -1185,8 +1199,7 @@ static void pool_stats(sim *S, serve_result *r)
             if (peak > pr->kv_util_peak)
                 pr->kv_util_peak = peak;
         }
-        double peak = P->gpu->peak_flops[S->p->weight_dt == DT_FP8 ? DT_FP8
-                                         : DT_FP16];
+        double peak = peak_flops(S, P);
         pr->gpus = gpus;
         pr->mfu = peak > 0 ? flops / (span * peak * gpus) : 0;
         pr->mbu = bytes / (span * P->gpu->mem_bw_Bps * gpus);
@@ -1267,10 +1280,7 @@ static void on_sample(engine *eng, void *ctx, uint64_t arg)
     (void)arg;
     sample_kv(S);
     /* keep sampling while anything is left to do */
-    bool busy = false;
-    for (int i = 0; i < S->nreq && !busy; i++)
-        busy = S->r[i].state != R_DONE && S->r[i].state != R_REJECTED;
-    if (busy && S->res->kv_series_n < SERVE_KV_SAMPLES)
+    if (S->left > 0 && S->res->kv_series_n < SERVE_KV_SAMPLES)
         engine_after(eng, ns(S->kv_dt_sample), on_sample, S, 0);
 }
 
@@ -1431,6 +1441,7 @@ static void admit_requests(sim *S)
         q->state = blocks_for(S, q->prompt + q->output) > cap ? R_REJECTED
                                                               : R_FUTURE;
         S->res->requests_rejected += q->state == R_REJECTED;
+        S->left += q->state == R_FUTURE;
     }
 }
 
@@ -1451,11 +1462,7 @@ int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)
         fputs("{\"traceEvents\":[", S.trace.fp);
         trace_names(&S);
     }
-    for (int i = 0; i < S.nreq; i++)
-        if (S.r[i].state == R_FUTURE) {
-            engine_at(S.eng, S.r[i].t_arrive, on_arrival, &S, (uint64_t)i);
-            break;
-        }
+    schedule_arrival(&S, 0);
     double last = in->nreq ? in->req[in->nreq - 1].arrival_s : 0;
     S.kv_dt_sample = (last > 0 ? last : 1) / (SERVE_KV_SAMPLES / 2);
     engine_at(S.eng, 0, on_sample, &S, 0);

@@ -12,6 +12,14 @@ exp=$(mktemp) || exit 1
 trap 'rm -f "$tmp" "$large" "$exp"' EXIT
 printf 'suite\tcase\tmetric\tmeasured\tpredicted\terror_pct\tsource\n' >"$tmp"
 
+# row SUITE CASE METRIC MEASURED PREDICTED SOURCE: one report line, with
+# the error in percent (nan when llmsim gave nothing)
+row() {
+    awk -v s="$1" -v c="$2" -v m="$3" -v a="$4" -v p="$5" -v src="$6" 'BEGIN {
+        e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
+        printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+}
+
 collectives() {
     f=tests/validation/collectives.tsv
     grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite cluster gpus nodes op algo size metric measured unit source notes; do
@@ -31,10 +39,7 @@ collectives() {
             echo "validate: $id: llmsim failed: $row" >&2
             pred=nan
         fi
-        awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
-            -v p="$pred" -v src="$source" 'BEGIN {
-                e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
-                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+        row "$suite" "$id" "$metric" "$measured" "$pred" "$source"
     done
 }
 
@@ -110,10 +115,7 @@ training() {
         else
             pred=$(awk -v t="$step" 'BEGIN { printf "%.3f", t }')
         fi
-        awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
-            -v p="$pred" -v src="$source" 'BEGIN {
-                e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
-                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+        row "$suite" "$id" "$metric" "$measured" "$pred" "$source"
     done
 }
 
@@ -154,10 +156,7 @@ serving() {
                 if (s == "inv") x = x > 0 ? 1 / x : 0; else x *= s
                 printf "%.2f", x }')
         fi
-        awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
-            -v p="$pred" -v src="$source" 'BEGIN {
-                e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
-                printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+        row "$suite" "$id" "$metric" "$measured" "$pred" "$source"
     done
 }
 
