@@ -418,6 +418,31 @@ run 2 serve-no-fit -- serve --model llama-2-70b --cluster dgx-h100 --tp 1 --rate
     --prompt-len 10 --output-len 10 --requests 1
 has 'does not fit'
 quiet
+run 1 serve-config-negative -- serve configs/serve-llama2-70b-8xh100.cfg --set serving.tp=-1
+has 'serve-llama2-70b-8xh100.cfg: tp: -1 is out of range'
+quiet
+run 1 serve-config-wrong-type -- serve configs/serve-llama2-70b-8xh100.cfg --set serving.policy=3
+has 'policy'
+quiet
+run 1 serve-slo-negative -- serve configs/serve-llama2-70b-8xh100.cfg --set slo.ttft_ms=-5.0
+has 'ttft_ms: -5 is out of range'
+quiet
+run 1 serve-bad-trace-no-csv -- $SV --trace tests/bad/trace-missing-column.csv --csv "$tmp/none.csv" \
+    --trace "$tmp/none.json"
+if [ -e "$tmp/none.csv" ] || [ -e "$tmp/none.json" ]; then bad "a failed run left an output file"; else ok; fi
+# a broken power table in a data directory of its own
+mkdir -p "$tmp/data/calib"
+for d in topologies models; do ln -s "$PWD/$d" "$tmp/data/$d"; done
+for f in calib/*; do ln -s "$PWD/$f" "$tmp/data/$f"; done
+rm "$tmp/data/calib/power.tsv"
+printf 'gpu\tidle_w\tidle_frac_of_tdp\tsource\nh100-sxm\t-75\t0\tbroken\n' >"$tmp/data/calib/power.tsv"
+saved_data=${LLMSIM_DATA-}
+LLMSIM_DATA="$tmp/data"
+export LLMSIM_DATA
+run 1 serve-bad-power -- $SV --rate 1 --prompt-len 5 --output-len 5 --requests 2
+if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
+has 'power.tsv:2: idle_w'
+quiet
 run 1 serve-trace-missing-column -- $SV --trace tests/bad/trace-missing-column.csv
 has 'trace-missing-column.csv:3: GeneratedTokens'
 quiet
