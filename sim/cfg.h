@@ -54,6 +54,11 @@ typedef struct cfg_experiment {
     mem_train plan;
     train_loader loader; /* input = { workers; sample_ms; prefetch;
                             bytes_per_token; } */
+    topo_net net;        /* net = { nvlink_GBps; pcie_GBps; ib_gbps; } */
+    /* parallel.dp = 0: as many replicas as the cluster holds;
+     * parallel.microbatches = M: global_batch = micro_batch x dp x M (weak
+     * scaling in a sweep over nodes); 0 = global_batch as given */
+    int microbatches;
 } cfg_experiment;
 
 /* Fills x over its current values; `sets` are "key.path=value" overrides
@@ -81,6 +86,7 @@ typedef struct cfg_serving {
     int burst;
     char prompt_len[1100], output_len[1100];
     long seed;
+    topo_net net;
 } cfg_serving;
 
 void cfg_serving_defaults(cfg_serving *x);

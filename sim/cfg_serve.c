@@ -12,7 +12,7 @@
 
 static const char *const root_keys[] = {"description", "model", "cluster",
                                         "nodes", "gpus", "serving",
-                                        "workload", "slo"};
+                                        "workload", "slo", CFGU_SHARED_KEYS};
 static const char *const serving_keys[] = {
     "tp", "pp", "replicas", "prefill_replicas", "decode_replicas",
     "prefill_tp", "prefill_pp", "decode_tp", "decode_pp", "max_num_seqs",
@@ -133,7 +133,8 @@ int cfg_load_serving(const char *path, const char *const *sets, int nsets,
         cfgu_int(&c, r, "gpus", false, 1, 1 << 24, &x->gpus) ||
         cfgu_str(&c, r, "description", false, desc, sizeof desc) ||
         cfgu_group(&c, r, "serving", &sv) ||
-        cfgu_group(&c, r, "workload", &wl) || cfgu_group(&c, r, "slo", &slo))
+        cfgu_group(&c, r, "workload", &wl) || cfgu_group(&c, r, "slo", &slo) ||
+        cfgu_net(&c, r, &x->net))
         goto out;
     if (!sv) {
         err_at(e, path, 1, "serving", "missing (expected serving = { tp = "

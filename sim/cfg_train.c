@@ -13,12 +13,13 @@
 static const char *const input_keys[] = {"workers", "sample_ms", "prefetch",
                                          "bytes_per_token"};
 static const char *const root_keys[] = {"model", "cluster", "nodes", "input",
-                                        "parallel", "description"};
+                                        "parallel", "description",
+                                        CFGU_SHARED_KEYS};
 static const char *const plan_keys[] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "micro_batch", "global_batch",
     "seq_len", "schedule", "zero", "recompute", "precision", "optimizer",
     "flash_attn", "overlap_grad_reduce", "overlap_param_gather", "bucket_mb",
-    "moe_imbalance"};
+    "moe_imbalance", "microbatches"};
 
 static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
 {
@@ -29,7 +30,7 @@ static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
     if (cfgu_check_keys(c, g, plan_keys, COUNT(plan_keys)) ||
         cfgu_int(c, g, "tp", false, 1, 4096, &p->tp) ||
         cfgu_int(c, g, "pp", false, 1, 4096, &p->pp) ||
-        cfgu_int(c, g, "dp", false, 1, 1 << 20, &p->dp) ||
+        cfgu_int(c, g, "dp", false, 0, 1 << 20, &p->dp) ||
         cfgu_int(c, g, "cp", false, 1, 4096, &p->cp) ||
         cfgu_int(c, g, "ep", false, 1, 4096, &p->ep) ||
         cfgu_bool(c, g, "sp", false, &p->sp) ||
@@ -84,7 +85,7 @@ int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
         cfgu_int(&c, r, "nodes", false, 1, 1 << 20, &x->nodes) ||
         cfgu_str(&c, r, "description", false, desc, sizeof desc) ||
         cfgu_group(&c, r, "parallel", &plan) ||
-        cfgu_group(&c, r, "input", &input))
+        cfgu_group(&c, r, "input", &input) || cfgu_net(&c, r, &x->net))
         goto out;
     double ms = x->loader.sample_s * 1e3;
     if (input &&
@@ -101,7 +102,11 @@ int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
                "...; pp = ...; ... };)");
         goto out;
     }
-    rc = load_plan(&c, plan, &x->plan);
+    rc = load_plan(&c, plan, &x->plan) ||
+                 cfgu_int(&c, plan, "microbatches", false, 1, 1 << 20,
+                          &x->microbatches)
+             ? -1
+             : 0;
 out:
     config_destroy(&cfg);
     return rc;

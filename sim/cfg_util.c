@@ -204,6 +204,15 @@ int cfgu_apply_set(config_t *cfg, const char *file, const char *set,
     char *dot = strrchr(path, '.');
     config_setting_t *parent = dot ? config_lookup(cfg, (*dot = '\0', path))
                                    : config_root_setting(cfg);
+    if (!parent && dot && !strchr(path, '.') &&
+        !config_setting_get_member(config_root_setting(cfg), path)) {
+        /* a group the file leaves out (net = {...}): the key check of
+         * whoever reads the file says whether it may exist */
+        parent = config_setting_add(config_root_setting(cfg), path,
+                                    CONFIG_TYPE_GROUP);
+        if (parent)
+            config_setting_set_hook(parent, (void *)cfgu_from_set);
+    }
     const char *name = dot ? dot + 1 : path;
     if (!parent || config_setting_type(parent) != CONFIG_TYPE_GROUP)
         return err_set(e, "--set %s: %s is not a group of %s", set, path, file);
@@ -246,4 +255,23 @@ int cfgu_read_with_sets(cfgu *c, config_t *cfg, const char *const *sets,
         if (cfgu_apply_set(cfg, c->file, sets[i], c->e))
             return -1;
     return 0;
+}
+
+int cfgu_net(cfgu *c, const config_setting_t *root, topo_net *net)
+{
+    static const char *const keys[] = {"nvlink_GBps", "pcie_GBps", "ib_gbps"};
+    config_setting_t *g, *sw;
+    if (cfgu_group(c, root, "net", &g) || cfgu_group(c, root, "sweep", &sw))
+        return -1;
+    if (!g)
+        return 0;
+    return cfgu_check_keys(c, g, keys, 3) ||
+                   cfgu_double(c, g, "nvlink_GBps", false, 1e-3, 1e6,
+                               &net->nvlink_GBps) ||
+                   cfgu_double(c, g, "pcie_GBps", false, 1e-3, 1e6,
+                               &net->pcie_GBps) ||
+                   cfgu_double(c, g, "ib_gbps", false, 1e-3, 1e7,
+                               &net->nic_gbps)
+               ? -1
+               : 0;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "err.h"
+#include "topo.h"
 
 typedef struct cfgu {
     const char *file;
@@ -46,5 +47,12 @@ int cfgu_read_with_sets(cfgu *c, config_t *cfg, const char *const *sets,
                         int nsets);
 /* Reads a libconfig file; syntax errors become file:line messages. */
 int cfgu_read(cfgu *c, config_t *cfg);
+
+/* The groups every experiment file may hold besides its own: net = {
+ * nvlink_GBps; pcie_GBps; ib_gbps; } (link bandwidths replacing the
+ * cluster's) and sweep = { vary = ( "KEY=VALUES", ... ); out = "F.csv"; }
+ * (read by `llmsim sweep`, skipped here). */
+#define CFGU_SHARED_KEYS "net", "sweep"
+int cfgu_net(cfgu *c, const config_setting_t *root, topo_net *net);
 
 #endif

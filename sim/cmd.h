@@ -25,7 +25,14 @@ typedef struct cmd_def {
 
 extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,
     cmd_topo_def, cmd_collective_def, cmd_kernel_def, cmd_calibrate_def,
-    cmd_train_def, cmd_serve_def;
+    cmd_train_def, cmd_serve_def, cmd_sweep_def;
+
+/* `train` and `serve` run as from their command lines (argv[0] is the
+ * command's name), handing back the object --json would print (stolen by
+ * the caller) instead of printing: what sweep, compare and search use.
+ * Same exit statuses as the commands. */
+int cmd_train_json(int argc, char **argv, json_t **out, llm_err *e);
+int cmd_serve_json(int argc, char **argv, json_t **out, llm_err *e);
 
 /* Directory holding topologies/ and models/: $LLMSIM_DATA, else the
  * executable's directory (a source tree), else <prefix>/share/llmsim. */
@@ -45,6 +52,10 @@ const gpu_spec *cmd_find_gpu(gpu_catalog *c, const char *arg, llm_err *e);
  * models are looked up in the catalog. */
 topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
                     llm_err *e);
+/* The same with an experiment's link bandwidths in place (net may be
+ * NULL). */
+topo *cmd_load_topo_net(const char *arg, int nodes, int p2p,
+                        const topo_net *net, gpu_catalog *cat, llm_err *e);
 
 /* Dumps `j` (stolen) to stdout, indented, keys in insertion order. */
 void cmd_print_json(json_t *j);

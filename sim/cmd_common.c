@@ -229,6 +229,12 @@ int cmd_int_opt(const char *opt, const char *v, long lo, long hi, int *out,
 topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
                     llm_err *e)
 {
+    return cmd_load_topo_net(arg, nodes, p2p, NULL, cat, e);
+}
+
+topo *cmd_load_topo_net(const char *arg, int nodes, int p2p,
+                        const topo_net *bw, gpu_catalog *cat, llm_err *e)
+{
     char path[PATH_MAX + 64];
     if (is_path(arg))
         snprintf(path, sizeof path, "%s", arg);
@@ -249,6 +255,8 @@ topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
         n = nodes;
     if (p2p >= 0)
         spec.p2p = p2p;
+    if (bw)
+        topo_net_apply(&spec, bw);
     const gpu_spec *g = NULL;
     for (int i = 0; i < spec.ndev; i++)
         if (spec.dev[i].kind == DEV_GPU) {

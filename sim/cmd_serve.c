@@ -565,7 +565,8 @@ static int resolve(const sopts *o, const model_spec *m, serve_input *in,
     return 0;
 }
 
-static int run(int argc, char **argv, llm_err *e)
+/* The command; with `out`, its --json object is handed back, not printed. */
+static int run_to(int argc, char **argv, json_t **out, llm_err *e)
 {
     sopts o;
     if (load_options(argc, argv, &o, e))
@@ -582,7 +583,7 @@ static int run(int argc, char **argv, llm_err *e)
     memset(&cc, 0, sizeof cc);
     serve_input in;
     memset(&in, 0, sizeof in);
-    topo *t = cmd_load_topo(o.x.cluster, o.x.nodes, -1, &cat, e);
+    topo *t = cmd_load_topo_net(o.x.cluster, o.x.nodes, -1, &o.x.net, &cat, e);
     if (!t || resolve(&o, &m, &in, e) || pools(&o.x, t, &in, e) ||
         cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e) ||
@@ -599,7 +600,8 @@ static int run(int argc, char **argv, llm_err *e)
     if (serve_simulate(&in, &r, e)) {
         if (strstr(e->msg, "does not fit")) {
             /* main prints bad input only: this is the other kind */
-            fprintf(stderr, "llmsim serve: %s\n", e->msg);
+            if (!out)
+                fprintf(stderr, "llmsim serve: %s\n", e->msg);
             rc = EXIT_NO_FIT;
         }
         goto out;
@@ -612,7 +614,9 @@ static int run(int argc, char **argv, llm_err *e)
                  o.x.rate_scale != 1 ? " (rate scaled)" : "");
     else
         snprintf(src, sizeof src, "%s arrivals", o.x.arrival);
-    if (o.json)
+    if (out)
+        *out = as_json(&in, &r, t);
+    else if (o.json)
         cmd_print_json(as_json(&in, &r, t));
     else
         print_human(&m, t, &in, &ws, src, &r);
@@ -623,6 +627,17 @@ out:
     topo_destroy(t);
     gpu_catalog_free(&cat);
     return rc;
+}
+
+static int run(int argc, char **argv, llm_err *e)
+{
+    return run_to(argc, argv, NULL, e);
+}
+
+int cmd_serve_json(int argc, char **argv, json_t **out, llm_err *e)
+{
+    *out = NULL;
+    return run_to(argc, argv, out, e);
 }
 
 const cmd_def cmd_serve_def = {

@@ -259,9 +259,47 @@ static void print_human(const model_spec *m, const topo *t,
            r->memory.act_layers_held / per_chunk);
 }
 
-static json_t *as_json(const train_result *r, const topo *t)
+/* Watts per GPU over the step, as `serve` models power (calib/power.tsv):
+ * idle, plus the dynamic range times the utilization while kernels run. */
+static double power_w_per_gpu(const train_result *r, const gpu_spec *g,
+                              double idle_w)
+{
+    double act = r->sm_efficiency < 1 ? r->sm_efficiency : 1;
+    return idle_w + (g->tdp_w - idle_w) * r->gpu_util * act;
+}
+
+static json_t *plan_json(const mem_train *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "tp", json_integer(p->tp));
+    json_object_set_new(o, "pp", json_integer(p->pp));
+    json_object_set_new(o, "dp", json_integer(p->dp));
+    json_object_set_new(o, "cp", json_integer(p->cp));
+    json_object_set_new(o, "ep", json_integer(p->ep));
+    json_object_set_new(o, "sp", json_boolean(p->sp));
+    json_object_set_new(o, "micro_batch", json_integer(p->micro_batch));
+    json_object_set_new(o, "global_batch", json_integer(p->global_batch));
+    json_object_set_new(o, "seq_len", json_integer(p->seq_len));
+    json_object_set_new(o, "zero", json_integer(p->zero));
+    json_object_set_new(o, "recompute",
+                        json_string(mem_recompute_names[p->recompute]));
+    json_object_set_new(o, "schedule",
+                        json_string(mem_schedule_names[p->schedule]));
+    json_object_set_new(o, "vpp", json_integer(p->vpp));
+    json_object_set_new(o, "precision", json_string(dtype_name(p->precision)));
+    return o;
+}
+
+static json_t *as_json(const train_result *r, const topo *t,
+                       const mem_train *p, double idle_w)
 {
     json_t *j = json_object();
+    int gpus = mem_train_gpus(p);
+    json_object_set_new(j, "gpu", json_string(t->gpu ? t->gpu->name : "?"));
+    json_object_set_new(j, "gpus", json_integer(gpus));
+    json_object_set_new(j, "gpu_memory_bytes",
+                        cmd_json_bytes(t->gpu ? t->gpu->memory_bytes : 0));
+    json_object_set_new(j, "plan", plan_json(p));
     json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
                                                               t->gpu->memory_bytes));
     json_object_set_new(j, "step_time_s", json_real(r->step_s));
@@ -314,10 +352,34 @@ static json_t *as_json(const train_result *r, const topo *t)
     json_object_set_new(j, "input_bound", json_boolean(r->input_bound));
     json_object_set_new(j, "microbatches", json_integer(r->microbatches));
     json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
+    if (t->gpu) {
+        double w = power_w_per_gpu(r, t->gpu, idle_w);
+        json_object_set_new(j, "power_w_per_gpu", json_real(w));
+        json_object_set_new(j, "energy_per_token_j",
+                            json_real(w * gpus / r->tokens_per_s));
+    }
     return j;
 }
 
-static int run(int argc, char **argv, llm_err *e)
+/* dp 0 fills the cluster; microbatches M sets the global batch. */
+static int fill_cluster(mem_train *p, const topo *t, int microbatches,
+                        llm_err *e)
+{
+    if (p->dp == 0) {
+        int per = p->tp * p->pp * p->cp;
+        if (t->ngpu % per)
+            return err_set(e, "dp 0 (fill the cluster): tp %d x pp %d x cp "
+                              "%d = %d does not divide %s's %d GPUs",
+                           p->tp, p->pp, p->cp, per, t->name, t->ngpu);
+        p->dp = t->ngpu / per;
+    }
+    if (microbatches > 0)
+        p->global_batch = p->micro_batch * p->dp * microbatches;
+    return 0;
+}
+
+/* The command; with `out`, its --json object is handed back, not printed. */
+static int run_to(int argc, char **argv, json_t **out, llm_err *e)
 {
     /* defaults, then the experiment file (with its --set), then options */
     topts o;
@@ -350,22 +412,30 @@ static int run(int argc, char **argv, llm_err *e)
     if (cmd_load_model(o.model, &m, e) || cmd_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
     int rc = EXIT_BAD_INPUT;
-    topo *t = cmd_load_topo(o.cluster, (int)o.nodes, -1, &cat, e);
+    topo *t = cmd_load_topo_net(o.cluster, (int)o.nodes, -1, &x.net, &cat, e);
     cost_calib cc;
     coll_calib kc;
     mem_overhead ov;
     mem_overhead_defaults(&ov);
     memset(&cc, 0, sizeof cc);
+    if (t && fill_cluster(&o.plan, t, x.microbatches, e)) {
+        topo_destroy(t);
+        t = NULL;
+    }
     if (!t || cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
         goto out;
     train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.full,
                       o.trace, o.timeline, &o.loader};
     train_result r;
-    if (train_simulate(&in, &r, e))
+    double idle_w = 0;
+    if (train_simulate(&in, &r, e) ||
+        cfg_load_idle_w(cmd_datadir(), t->gpu, &idle_w, e))
         goto out;
-    if (o.json)
-        cmd_print_json(as_json(&r, t));
+    if (out)
+        *out = as_json(&r, t, &o.plan, idle_w);
+    else if (o.json)
+        cmd_print_json(as_json(&r, t, &o.plan, idle_w));
     else
         print_human(&m, t, &o.plan, &r);
     rc = EXIT_OK;
@@ -374,6 +444,17 @@ out:
     topo_destroy(t);
     gpu_catalog_free(&cat);
     return rc;
+}
+
+static int run(int argc, char **argv, llm_err *e)
+{
+    return run_to(argc, argv, NULL, e);
+}
+
+int cmd_train_json(int argc, char **argv, json_t **out, llm_err *e)
+{
+    *out = NULL;
+    return run_to(argc, argv, out, e);
 }
 
 const cmd_def cmd_train_def = {

@@ -14,6 +14,7 @@ static const cmd_def *const commands[] = {
     &cmd_collective_def,
     &cmd_train_def,
     &cmd_serve_def,
+    &cmd_sweep_def,
     &cmd_kernel_def,
     &cmd_calibrate_def,
 };

@@ -686,3 +686,16 @@ int topo_sharp_switch(topo *t, int gpu_rank)
         return F->nspine > 0 ? F->first_spine : -1;
     return F->nic_leaf[nic_index(t, nic)];
 }
+
+void topo_net_apply(topo_nodespec *spec, const topo_net *net)
+{
+    for (int i = 0; i < spec->nlink; i++) {
+        topo_linkspec *l = &spec->link[i];
+        if (l->kind == LINK_NVLINK && net->nvlink_GBps > 0)
+            l->bw_Bps = net->nvlink_GBps * 1e9;
+        if (l->kind == LINK_PCIE && net->pcie_GBps > 0)
+            l->bw_Bps = net->pcie_GBps * 1e9;
+    }
+    if (net->nic_gbps > 0)
+        spec->nic_bw_Bps = net->nic_gbps * 1e9 / 8;
+}

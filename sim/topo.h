@@ -98,6 +98,16 @@ typedef struct topo_nodespec {
     topo_fabricspec fabric;
 } topo_nodespec;
 
+/* Link bandwidths an experiment puts in place of the node file's, to ask
+ * what a faster (or slower) link would buy; 0 keeps the file's figure.
+ * nvlink_GBps and pcie_GBps are per direction and apply to every link of
+ * that kind in a node; nic_gbps is each NIC's line rate. */
+typedef struct topo_net {
+    double nvlink_GBps, pcie_GBps, nic_gbps;
+} topo_net;
+
+void topo_net_apply(topo_nodespec *spec, const topo_net *net);
+
 typedef struct topo {
     char name[96];
     topo_nodespec spec;

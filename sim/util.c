@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int util_edit_distance(const char *a, const char *b)
 {
@@ -162,7 +165,8 @@ int util_out_open(util_outfile *o, const char *path, llm_err *e)
 
 int util_out_commit(util_outfile *o, llm_err *e)
 {
-    int bad = ferror(o->fp);
+    /* on disk before the rename, so a crash leaves the old file or the new */
+    int bad = ferror(o->fp) || fflush(o->fp) != 0 || fsync(fileno(o->fp)) != 0;
     if (fclose(o->fp) != 0)
         bad = 1;
     o->fp = NULL;
@@ -233,4 +237,44 @@ int util_parse_size(const char *opt, const char *s, double *out, llm_err *e)
                           "8, 1K, 256M, 8G)", opt, s);
     *out = v * mul;
     return 0;
+}
+
+void util_buf_append(util_buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns)
+            return;
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+void util_buf_printf(util_buf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        util_buf_append(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    util_buf_append(b, big, (size_t)n);
+    free(big);
 }

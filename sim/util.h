@@ -52,6 +52,16 @@ int util_out_open(util_outfile *o, const char *path, llm_err *e);
 int util_out_commit(util_outfile *o, llm_err *e);
 void util_out_abort(util_outfile *o);
 
+/* A growing string (zero-initialize; the owner frees s).  Out of memory
+ * leaves it as it was. */
+typedef struct util_buf {
+    char *s;
+    size_t len, cap;
+} util_buf;
+void util_buf_append(util_buf *b, const char *s, size_t n);
+void util_buf_printf(util_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* lower-case-with-dashes basename without extension ("Llama-2-7b-hf.json"
  * -> "llama-2-7b-hf"). */
 void util_basename_id(const char *path, char *out, size_t len);

@@ -1,0 +1,624 @@
+/* llmsim sweep — one experiment over a grid of config values, into a
+ * resumable CSV file, on all cores (fork) or across machines (MPI). */
+#include <errno.h>
+#include <getopt.h>
+#include <libconfig.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef LLMSIM_MPI
+#include <mpi.h>
+#endif
+
+#include "cfg.h"
+#include "cfg_util.h"
+#include "cmd.h"
+#include "sweep.h"
+#include "util.h"
+
+static const char usage[] =
+    "usage: llmsim sweep EXPERIMENT.cfg [--vary KEY=VALUES ...]\n"
+    "           [--set KEY=VALUE ...] [--out FILE.csv] [-j N] [--no-progress]\n"
+    "       mpirun -n N llmsim-mpi sweep ...   (built with `make MPI=1`)\n\n"
+    "Runs the experiment (a training one, or a serving one: a file with a\n"
+    "serving group) at every point of the grid the --vary options span, and\n"
+    "writes one CSV row per point: its index, the varied values, status\n"
+    "(ok or error), the error, then every scalar of the command's --json\n"
+    "output (nested keys joined with '.', e.g. exposed_comm_s.dp).\n\n"
+    "VALUES is a list (1,2,4,8 or dgx-a100,dgx-h100), an arithmetic range\n"
+    "LO:HI[:STEP] (inclusive) or a geometric one LO:HI:*FACTOR (1:64:*2).\n"
+    "KEY is any key of the experiment file (nodes, parallel.tp,\n"
+    "serving.replicas, workload.rate, ...), or a link bandwidth of the\n"
+    "cluster: net.nvlink_GBps, net.pcie_GBps (per direction) and\n"
+    "net.ib_gbps (each NIC).  The file may carry its own sweep = { vary = (\n"
+    "\"KEY=VALUES\", ...); out = \"FILE.csv\"; }; --vary adds axes to it.\n\n"
+    "Rows are appended and fsync'd as points finish, so a killed sweep loses\n"
+    "nothing: rerunning the same command skips the points its file holds.\n"
+    "When all are in, the file is rewritten in point order, identical\n"
+    "whatever the number of workers.  -j N runs N points at once (default:\n"
+    "every core); under mpirun, rank 0 hands points to the other ranks and\n"
+    "writes the file.  Progress (points, rate, ETA) goes to stderr when it\n"
+    "is a terminal.\n";
+
+enum { S_VARY = 500, S_SET, S_OUT, S_JOBS, S_NOPROG };
+
+typedef struct sopts {
+    const char *file, *out;
+    const char *sets[64];
+    int nsets;
+    const char *vary[64];
+    int nvary;
+    int jobs;
+    bool progress, serve;
+    char out_buf[1024];
+    char **file_vary; /* the file's sweep.vary, owned */
+    int nfile_vary;
+} sopts;
+
+static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
+{
+    sopts *o = ctx;
+    switch (ch) {
+    case S_VARY:
+        if (o->nvary >= 64)
+            return err_set(e, "--vary: at most 64");
+        o->vary[o->nvary++] = v;
+        return 0;
+    case S_SET:
+        if (o->nsets >= 64)
+            return err_set(e, "--set: at most 64");
+        o->sets[o->nsets++] = v;
+        return 0;
+    case S_OUT: o->out = v; return 0;
+    case S_JOBS: return cmd_int_opt("-j", v, 1, 4096, &o->jobs, e);
+    case S_NOPROG: o->progress = false; return 0;
+    }
+    return -1;
+}
+
+/* The sweep group of the file, and whether it is a serving experiment. */
+static int read_file(sopts *o, llm_err *e)
+{
+    cfgu c = {o->file, e};
+    config_t cfg;
+    config_init(&cfg);
+    int rc = -1;
+    if (cfgu_read(&c, &cfg))
+        goto out;
+    const config_setting_t *r = config_root_setting(&cfg);
+    o->serve = config_setting_get_member(r, "serving") != NULL;
+    config_setting_t *sw;
+    if (cfgu_group(&c, r, "sweep", &sw))
+        goto out;
+    if (sw) {
+        static const char *const keys[] = {"vary", "out"};
+        if (cfgu_check_keys(&c, sw, keys, 2))
+            goto out;
+        const config_setting_t *v = config_setting_get_member(sw, "vary");
+        if (v && !config_setting_is_list(v) && !config_setting_is_array(v)) {
+            err_at(e, o->file, cfgu_line(v), "sweep.vary",
+                   "expected a list of \"KEY=VALUES\" strings");
+            goto out;
+        }
+        int n = v ? config_setting_length(v) : 0;
+        o->file_vary = calloc((size_t)(n ? n : 1), sizeof(char *));
+        for (int i = 0; i < n; i++) {
+            const char *s = config_setting_get_string_elem(v, i);
+            if (!s) {
+                err_at(e, o->file, cfgu_line(v), "sweep.vary",
+                       "expected a list of \"KEY=VALUES\" strings");
+                goto out;
+            }
+            o->file_vary[o->nfile_vary++] = strdup(s);
+        }
+        const char *out;
+        if (config_setting_lookup_string(sw, "out", &out) && !o->out) {
+            snprintf(o->out_buf, sizeof o->out_buf, "%s", out);
+            o->out = o->out_buf;
+        }
+    }
+    rc = 0;
+out:
+    config_destroy(&cfg);
+    return rc;
+}
+
+static int parse(int argc, char **argv, sopts *o, llm_err *e)
+{
+    static const struct option opts[] = {
+        {"vary", 1, 0, S_VARY}, {"set", 1, 0, S_SET}, {"out", 1, 0, S_OUT},
+        {"jobs", 1, 0, S_JOBS}, {"no-progress", 0, 0, S_NOPROG},
+        {0, 0, 0, 0},
+    };
+    /* -j N and -jN, as make takes them */
+    static char jbuf[64][32];
+    char *args[256];
+    int n = 0;
+    for (int i = 0; i < argc && n < 255; i++) {
+        if (strncmp(argv[i], "-j", 2) == 0 && i < 64) {
+            snprintf(jbuf[i], sizeof jbuf[i], "--jobs%s%s",
+                     argv[i][2] ? "=" : "", argv[i] + 2);
+            args[n++] = jbuf[i];
+        } else {
+            args[n++] = argv[i];
+        }
+    }
+    args[n] = NULL;
+    if (cmd_getopt("sweep", n, args, opts, parse_one, o, e))
+        return -1;
+    if (optind != n - 1)
+        return err_set(e, optind < n ? "unexpected argument \"%s\""
+                                     : "an experiment file is needed (see "
+                                       "`llmsim help sweep`)%s",
+                       optind < n ? args[optind + 1] : "");
+    o->file = args[optind];
+    return 0;
+}
+
+/* ---- one point -------------------------------------------------------- */
+
+/* Runs point i; on success *j holds its JSON, else e its error. */
+static int run_point(const sopts *o, const sweep_spec *s, long i, json_t **j,
+                     llm_err *e)
+{
+    char sets[64 + 64][300];
+    char *argv[2 + 2 * 128 + 1];
+    int n = 0;
+    argv[n++] = o->serve ? "serve" : "train";
+    argv[n++] = (char *)o->file;
+    for (int k = 0; k < o->nsets; k++) {
+        argv[n++] = "--set";
+        argv[n++] = (char *)o->sets[k];
+    }
+    for (int a = 0; a < s->naxes; a++) {
+        sweep_set(s, i, a, sets[a], sizeof sets[a]);
+        argv[n++] = "--set";
+        argv[n++] = sets[a];
+    }
+    argv[n] = NULL;
+    return o->serve ? cmd_serve_json(n, argv, j, e)
+                    : cmd_train_json(n, argv, j, e);
+}
+
+/* A result as bytes on a pipe or an MPI message: "ok <json>" or
+ * "error <message>". */
+static char *encode(long i, const sopts *o, const sweep_spec *s)
+{
+    json_t *j = NULL;
+    llm_err e = {{0}};
+    int rc = run_point(o, s, i, &j, &e);
+    util_buf b = {0};
+    if (rc == 0 && j) {
+        char *t = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
+                                    JSON_REAL_PRECISION(10));
+        util_buf_printf(&b, "ok %s", t ? t : "{}");
+        free(t);
+    } else {
+        util_buf_printf(&b, "error %s", e.msg[0] ? e.msg : "failed");
+    }
+    json_decref(j);
+    return b.s;
+}
+
+static int record(sweep_file *f, long i, const char *msg, llm_err *e)
+{
+    if (strncmp(msg, "ok ", 3) == 0) {
+        json_error_t je;
+        json_t *j = json_loads(msg + 3, 0, &je);
+        if (!j)
+            return err_set(e, "point %ld: a garbled result", i);
+        int rc = sweep_append(f, i, j, NULL, e);
+        json_decref(j);
+        return rc;
+    }
+    return sweep_append(f, i, NULL, msg + 6, e);
+}
+
+/* ---- progress --------------------------------------------------------- */
+
+typedef struct progress {
+    bool on;
+    long total, done0, done;
+    struct timespec t0;
+} progress;
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static void progress_show(progress *p)
+{
+    if (!p->on)
+        return;
+    double el = since(&p->t0);
+    long run = p->done - p->done0;
+    double rate = el > 0 ? run / el : 0;
+    int w = 30, fill = p->total ? (int)(w * p->done / p->total) : w;
+    fprintf(stderr, "\rsweep [");
+    for (int k = 0; k < w; k++)
+        fputc(k < fill ? '#' : '-', stderr);
+    fprintf(stderr, "] %ld/%ld points", p->done, p->total);
+    if (rate > 0)
+        fprintf(stderr, "  %.2f/s  ETA %.0f s  ", rate,
+                (p->total - p->done) / rate);
+    if (p->done == p->total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+/* ---- local workers (fork) --------------------------------------------- */
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void child(int in, int out, const sopts *o, const sweep_spec *s)
+{
+    int64_t i;
+    while (read_all(in, &i, sizeof i) == 0 && i >= 0) {
+        char *msg = encode((long)i, o, s);
+        uint64_t len = msg ? strlen(msg) : 0;
+        if (write_all(out, &i, sizeof i) || write_all(out, &len, sizeof len) ||
+            write_all(out, msg ? msg : "", len))
+            _exit(1);
+        free(msg);
+    }
+    _exit(0);
+}
+
+typedef struct worker {
+    pid_t pid;
+    int to, from; /* pipes: point indices out, results back */
+    bool busy;
+} worker;
+
+static long next_todo(const sweep_file *f, long *cursor)
+{
+    while (*cursor < f->spec->npoints && f->done[*cursor])
+        (*cursor)++;
+    return *cursor < f->spec->npoints ? (*cursor)++ : -1;
+}
+
+static int give(worker *w, long i)
+{
+    int64_t v = i;
+    w->busy = i >= 0;
+    return write_all(w->to, &v, sizeof v);
+}
+
+static int spawn(worker *w, const sopts *o, const sweep_spec *s, llm_err *e)
+{
+    int a[2], b[2];
+    if (pipe(a) || pipe(b))
+        return err_set(e, "sweep: pipe: %s", strerror(errno));
+    fflush(NULL);
+    w->pid = fork();
+    if (w->pid < 0)
+        return err_set(e, "sweep: fork: %s", strerror(errno));
+    if (w->pid == 0) {
+        close(a[1]);
+        close(b[0]);
+        child(a[0], b[1], o, s);
+    }
+    close(a[0]);
+    close(b[1]);
+    w->to = a[1];
+    w->from = b[0];
+    return 0;
+}
+
+static int collect(worker *w, sweep_file *f, progress *p, llm_err *e)
+{
+    int64_t i;
+    uint64_t len;
+    if (read_all(w->from, &i, sizeof i) || read_all(w->from, &len, sizeof len))
+        return err_set(e, "sweep: a worker died (point lost; rerun to "
+                          "resume)");
+    char *msg = malloc(len + 1);
+    if (!msg || read_all(w->from, msg, len)) {
+        free(msg);
+        return err_set(e, "sweep: a worker died (rerun to resume)");
+    }
+    msg[len] = '\0';
+    w->busy = false;
+    int rc = record(f, (long)i, msg, e);
+    free(msg);
+    p->done++;
+    progress_show(p);
+    return rc;
+}
+
+static int run_local(const sopts *o, const sweep_spec *s, sweep_file *f,
+                     progress *p, llm_err *e)
+{
+    long cursor = 0, todo = s->npoints - f->ndone;
+    int nw = o->jobs < todo ? o->jobs : (int)todo;
+    if (nw <= 1) { /* in this process: nothing to fork for */
+        for (long i; (i = next_todo(f, &cursor)) >= 0;) {
+            char *msg = encode(i, o, s);
+            int rc = msg ? record(f, i, msg, e) : err_set(e, "out of memory");
+            free(msg);
+            if (rc)
+                return -1;
+            p->done++;
+            progress_show(p);
+        }
+        return 0;
+    }
+    worker *w = calloc((size_t)nw, sizeof *w);
+    struct pollfd *pf = calloc((size_t)nw, sizeof *pf);
+    int rc = w && pf ? 0 : err_set(e, "out of memory");
+    int started = 0;
+    for (; !rc && started < nw; started++)
+        if ((rc = spawn(&w[started], o, s, e)) == 0)
+            rc = give(&w[started], next_todo(f, &cursor));
+    for (bool any = true; !rc && any;) {
+        any = false;
+        for (int k = 0; k < started; k++) {
+            pf[k] = (struct pollfd){.fd = w[k].busy ? w[k].from : -1,
+                                    .events = POLLIN};
+            any |= w[k].busy;
+        }
+        if (!any)
+            break;
+        if (poll(pf, (nfds_t)started, -1) < 0 && errno != EINTR) {
+            rc = err_set(e, "sweep: poll: %s", strerror(errno));
+            break;
+        }
+        for (int k = 0; k < started && !rc; k++)
+            if (pf[k].revents && w[k].busy &&
+                (rc = collect(&w[k], f, p, e)) == 0)
+                rc = give(&w[k], next_todo(f, &cursor)) &&
+                     err_set(e, "sweep: a worker died (rerun to resume)");
+    }
+    for (int k = 0; k < started; k++) {
+        close(w[k].to); /* end of input: the worker exits */
+        close(w[k].from);
+        if (rc)
+            kill(w[k].pid, SIGTERM);
+        waitpid(w[k].pid, NULL, 0);
+    }
+    free(w);
+    free(pf);
+    return rc;
+}
+
+/* ---- MPI: rank 0 hands out points, the others run them ----------------- */
+
+#ifdef LLMSIM_MPI
+enum { TAG_POINT = 1, TAG_RESULT = 2 };
+
+static void mpi_worker(const sopts *o, const sweep_spec *s)
+{
+    for (;;) {
+        long i;
+        MPI_Recv(&i, 1, MPI_LONG, 0, TAG_POINT, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        if (i < 0)
+            return;
+        char *msg = encode(i, o, s);
+        const char *m = msg ? msg : "error out of memory";
+        MPI_Send(&i, 1, MPI_LONG, 0, TAG_RESULT, MPI_COMM_WORLD);
+        MPI_Send(m, (int)strlen(m) + 1, MPI_CHAR, 0, TAG_RESULT,
+                 MPI_COMM_WORLD);
+        free(msg);
+    }
+}
+
+static int mpi_master(int size, sweep_file *f, progress *p, llm_err *e)
+{
+    long cursor = 0;
+    int busy = 0, rc = 0;
+    for (int r = 1; r < size; r++) {
+        long i = rc ? -1 : next_todo(f, &cursor);
+        MPI_Send(&i, 1, MPI_LONG, r, TAG_POINT, MPI_COMM_WORLD);
+        busy += i >= 0;
+    }
+    while (busy > 0) {
+        long i;
+        MPI_Status st;
+        int len;
+        MPI_Recv(&i, 1, MPI_LONG, MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD,
+                 &st);
+        int src = st.MPI_SOURCE;
+        MPI_Probe(src, TAG_RESULT, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_CHAR, &len);
+        char *msg = malloc((size_t)len + 1);
+        MPI_Recv(msg, len, MPI_CHAR, src, TAG_RESULT, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        if (msg)
+            msg[len > 0 ? len - 1 : 0] = '\0';
+        if (!rc)
+            rc = msg ? record(f, i, msg, e) : err_set(e, "out of memory");
+        free(msg);
+        p->done++;
+        progress_show(p);
+        long next = rc ? -1 : next_todo(f, &cursor);
+        MPI_Send(&next, 1, MPI_LONG, src, TAG_POINT, MPI_COMM_WORLD);
+        busy -= next < 0;
+    }
+    return rc;
+}
+#endif
+
+/* ---- the command ------------------------------------------------------ */
+
+/* Every value of every axis is loaded once (others at their first), so a
+ * mistyped key or a wrong-typed value stops the sweep before it starts. */
+static int check_axes(const sopts *o, const sweep_spec *s, llm_err *e)
+{
+    for (int a = 0; a < s->naxes; a++)
+        for (int v = 0; v < s->axes[a].n; v++) {
+            const char *sets[128 + 1];
+            char buf[128][300];
+            int n = 0;
+            for (int k = 0; k < o->nsets; k++)
+                sets[n++] = o->sets[k];
+            for (int b = 0; b < s->naxes; b++)
+                snprintf(buf[b], sizeof buf[b], "%s=%s", s->axes[b].key,
+                         s->axes[b].values[b == a ? v : 0]);
+            for (int b = 0; b < s->naxes; b++)
+                sets[n++] = buf[b];
+            int rc;
+            if (o->serve) {
+                cfg_serving x;
+                cfg_serving_defaults(&x);
+                rc = cfg_load_serving(o->file, sets, n, &x, e);
+            } else {
+                cfg_experiment x;
+                memset(&x, 0, sizeof x);
+                mem_train_defaults(&x.plan);
+                rc = cfg_load_experiment(o->file, sets, n, &x, e);
+            }
+            if (rc) {
+                char m[sizeof e->msg];
+                snprintf(m, sizeof m, "--vary %s=%s: %s", s->axes[a].key,
+                         s->axes[a].values[v], e->msg);
+                return err_set(e, "%s", m);
+            }
+        }
+    return 0;
+}
+
+static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
+{
+    for (int i = 0; i < o->nfile_vary; i++)
+        if (sweep_add_axis(s, o->file_vary[i], e)) {
+            char m[sizeof e->msg];
+            snprintf(m, sizeof m, "%s: sweep.vary: %s", o->file, e->msg);
+            return err_set(e, "%s", m);
+        }
+    for (int i = 0; i < o->nvary; i++)
+        if (sweep_add_axis(s, o->vary[i], e))
+            return -1;
+    if (s->naxes == 0)
+        return err_set(e, "sweep: nothing varies (expected --vary KEY=VALUES "
+                          "or sweep = { vary = (...); } in %s)", o->file);
+    return check_axes(o, s, e);
+}
+
+static void default_out(sopts *o)
+{
+    if (o->out)
+        return;
+    char id[256];
+    util_basename_id(o->file, id, sizeof id);
+    snprintf(o->out_buf, sizeof o->out_buf, "sweep-%s.csv", id);
+    o->out = o->out_buf;
+}
+
+static int sweep_main(sopts *o, int rank, int size, llm_err *e)
+{
+    sweep_spec s = {0};
+    sweep_file f;
+    memset(&f, 0, sizeof f);
+    f.fd = -1;
+    int rc = -1;
+    if (read_file(o, e) || build_spec(o, &s, e))
+        goto out;
+    default_out(o);
+#ifdef LLMSIM_MPI
+    if (size > 1 && rank > 0) {
+        mpi_worker(o, &s);
+        rc = 0;
+        goto out;
+    }
+#endif
+    if (sweep_open(&f, o->out, &s, e)) {
+#ifdef LLMSIM_MPI
+        /* the workers wait for a first point: let them go */
+        for (int r = 1; r < size; r++) {
+            long stop = -1;
+            MPI_Send(&stop, 1, MPI_LONG, r, TAG_POINT, MPI_COMM_WORLD);
+        }
+#endif
+        goto out;
+    }
+    progress p = {.on = o->progress && isatty(2), .total = s.npoints,
+                  .done0 = f.ndone, .done = f.ndone};
+    clock_gettime(CLOCK_MONOTONIC, &p.t0);
+    if (f.ndone > 0)
+        fprintf(stderr, "sweep: %s holds %ld of %ld points; running the "
+                        "other %ld\n",
+                o->out, f.ndone, s.npoints, s.npoints - f.ndone);
+#ifdef LLMSIM_MPI
+    if (size > 1)
+        rc = mpi_master(size, &f, &p, e);
+    else
+#endif
+        rc = run_local(o, &s, &f, &p, e);
+    (void)rank;
+    (void)size;
+    if (!rc)
+        rc = sweep_finish(&f, e);
+    if (!rc)
+        printf("sweep: %ld points (%s experiment) in %s\n", s.npoints,
+               o->serve ? "serving" : "training", o->out);
+out:
+    sweep_close(&f);
+    sweep_free(&s);
+    return rc ? -1 : 0;
+}
+
+static int run(int argc, char **argv, llm_err *e)
+{
+    sopts o;
+    memset(&o, 0, sizeof o);
+    o.progress = true;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    o.jobs = cores > 0 ? (int)cores : 1;
+    int rank = 0, size = 1;
+#ifdef LLMSIM_MPI
+    MPI_Init(NULL, NULL);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+#endif
+    int rc = parse(argc, argv, &o, e) || sweep_main(&o, rank, size, e);
+#ifdef LLMSIM_MPI
+    MPI_Finalize();
+#endif
+    for (int i = 0; i < o.nfile_vary; i++)
+        free(o.file_vary[i]);
+    free(o.file_vary);
+    return rc ? EXIT_BAD_INPUT : EXIT_OK;
+}
+
+const cmd_def cmd_sweep_def = {
+    "sweep", "an experiment over a grid of config values, into CSV", usage,
+    run};
