@@ -7,7 +7,11 @@
 #include <jansson.h>
 
 #include "err.h"
+#include "cfg.h"
+#include "coll.h"
+#include "cost.h"
 #include "gpu.h"
+#include "mem.h"
 #include "model.h"
 #include "topo.h"
 
@@ -25,7 +29,7 @@ typedef struct cmd_def {
 
 extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,
     cmd_topo_def, cmd_collective_def, cmd_kernel_def, cmd_calibrate_def,
-    cmd_train_def, cmd_serve_def, cmd_sweep_def;
+    cmd_train_def, cmd_serve_def, cmd_sweep_def, cmd_search_def;
 
 /* `train` and `serve` run as from their command lines (argv[0] is the
  * command's name), handing back the object --json would print (stolen by
@@ -63,6 +67,30 @@ json_t *cmd_json_bytes(double bytes);
 /* {src, dst, kind, bytes, utilization} of one link of t. */
 json_t *cmd_json_link(const topo *t, int link, double bytes,
                       double utilization);
+
+/* What simulating a training plan needs: the model, the cluster with
+ * its link overrides, the calibration tables. */
+typedef struct cmd_env {
+    model_spec m;
+    gpu_catalog cat;
+    topo *t;
+    cost_calib cc;
+    coll_calib kc;
+    mem_overhead ov;
+    double idle_w; /* the cluster GPU's idle power (calib/power.tsv) */
+} cmd_env;
+int cmd_env_load(cmd_env *v, const char *model, const char *cluster,
+                 int nodes, const topo_net *bw, llm_err *e);
+void cmd_env_free(cmd_env *v);
+
+/* The training plan search of `llmsim search` on x's model and cluster,
+ * which it loads into v (the caller frees v and s). */
+struct search_result;
+int cmd_search_train(const cfg_experiment *x, int simulate,
+                     struct search_result *s, cmd_env *v, llm_err *e);
+
+/* {tp, pp, dp, cp, ep, sp, micro_batch, ..., precision} of a plan. */
+json_t *cmd_json_plan(const mem_train *p);
 
 /* Shared getopt error text: "command: unknown option --x (did you mean
  * --y?)". */

@@ -286,3 +286,50 @@ json_t *cmd_json_link(const topo *t, int link, double bytes, double utilization)
     json_object_set_new(o, "utilization", json_real(utilization));
     return o;
 }
+
+json_t *cmd_json_plan(const mem_train *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "tp", json_integer(p->tp));
+    json_object_set_new(o, "pp", json_integer(p->pp));
+    json_object_set_new(o, "dp", json_integer(p->dp));
+    json_object_set_new(o, "cp", json_integer(p->cp));
+    json_object_set_new(o, "ep", json_integer(p->ep));
+    json_object_set_new(o, "sp", json_boolean(p->sp));
+    json_object_set_new(o, "micro_batch", json_integer(p->micro_batch));
+    json_object_set_new(o, "global_batch", json_integer(p->global_batch));
+    json_object_set_new(o, "seq_len", json_integer(p->seq_len));
+    json_object_set_new(o, "zero", json_integer(p->zero));
+    json_object_set_new(o, "recompute",
+                        json_string(mem_recompute_names[p->recompute]));
+    json_object_set_new(o, "schedule",
+                        json_string(mem_schedule_names[p->schedule]));
+    json_object_set_new(o, "vpp", json_integer(p->vpp));
+    json_object_set_new(o, "precision", json_string(dtype_name(p->precision)));
+    return o;
+}
+
+int cmd_env_load(cmd_env *v, const char *model, const char *cluster,
+                 int nodes, const topo_net *bw, llm_err *e)
+{
+    memset(v, 0, sizeof *v);
+    mem_overhead_defaults(&v->ov);
+    if (cmd_load_model(model, &v->m, e) || cmd_load_catalog(&v->cat, e))
+        return -1;
+    v->t = cmd_load_topo_net(cluster, nodes, -1, bw, &v->cat, e);
+    if (!v->t || cfg_load_cost_calib(cmd_datadir(), &v->cat, v->t->gpu, &v->cc, e) ||
+        cfg_load_coll_calib(cmd_datadir(), v->t, &v->kc, e) ||
+        cfg_load_idle_w(cmd_datadir(), v->t->gpu, &v->idle_w, e)) {
+        cmd_env_free(v);
+        return -1;
+    }
+    return 0;
+}
+
+void cmd_env_free(cmd_env *v)
+{
+    cost_calib_free(&v->cc);
+    topo_destroy(v->t);
+    v->t = NULL;
+    gpu_catalog_free(&v->cat);
+}

@@ -465,14 +465,16 @@ static json_t *as_json(const serve_input *in, const serve_result *r,
                        const topo *t)
 {
     json_t *j = json_object();
+    int gpus = 0;
+    for (int k = 0; k < in->npools; k++)
+        gpus += r->pool[k].gpus;
+    json_object_set_new(j, "gpu", json_string(in->pool[0].gpu->name));
+    json_object_set_new(j, "gpus", json_integer(gpus));
     json_object_set_new(j, "ttft_s", dist_json(&r->ttft));
     json_object_set_new(j, "tpot_s", dist_json(&r->tpot));
     json_object_set_new(j, "itl_s", dist_json(&r->itl));
     json_object_set_new(j, "e2e_s", dist_json(&r->e2e));
     json_object_set_new(j, "throughput_tokens_per_s", json_real(r->throughput_tokens_per_s));
-    int gpus = 0;
-    for (int k = 0; k < in->npools; k++)
-        gpus += r->pool[k].gpus;
     json_object_set_new(j, "throughput_tokens_per_s_per_gpu",
                         json_real(gpus ? r->throughput_tokens_per_s / gpus : 0));
     json_object_set_new(j, "throughput_requests_per_s", json_real(r->throughput_requests_per_s));

@@ -268,28 +268,6 @@ static double power_w_per_gpu(const train_result *r, const gpu_spec *g,
     return idle_w + (g->tdp_w - idle_w) * r->gpu_util * act;
 }
 
-static json_t *plan_json(const mem_train *p)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "tp", json_integer(p->tp));
-    json_object_set_new(o, "pp", json_integer(p->pp));
-    json_object_set_new(o, "dp", json_integer(p->dp));
-    json_object_set_new(o, "cp", json_integer(p->cp));
-    json_object_set_new(o, "ep", json_integer(p->ep));
-    json_object_set_new(o, "sp", json_boolean(p->sp));
-    json_object_set_new(o, "micro_batch", json_integer(p->micro_batch));
-    json_object_set_new(o, "global_batch", json_integer(p->global_batch));
-    json_object_set_new(o, "seq_len", json_integer(p->seq_len));
-    json_object_set_new(o, "zero", json_integer(p->zero));
-    json_object_set_new(o, "recompute",
-                        json_string(mem_recompute_names[p->recompute]));
-    json_object_set_new(o, "schedule",
-                        json_string(mem_schedule_names[p->schedule]));
-    json_object_set_new(o, "vpp", json_integer(p->vpp));
-    json_object_set_new(o, "precision", json_string(dtype_name(p->precision)));
-    return o;
-}
-
 static json_t *as_json(const train_result *r, const topo *t,
                        const mem_train *p, double idle_w)
 {
@@ -299,7 +277,7 @@ static json_t *as_json(const train_result *r, const topo *t,
     json_object_set_new(j, "gpus", json_integer(gpus));
     json_object_set_new(j, "gpu_memory_bytes",
                         cmd_json_bytes(t->gpu ? t->gpu->memory_bytes : 0));
-    json_object_set_new(j, "plan", plan_json(p));
+    json_object_set_new(j, "plan", cmd_json_plan(p));
     json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
                                                               t->gpu->memory_bytes));
     json_object_set_new(j, "step_time_s", json_real(r->step_s));

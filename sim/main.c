@@ -15,6 +15,7 @@ static const cmd_def *const commands[] = {
     &cmd_train_def,
     &cmd_serve_def,
     &cmd_sweep_def,
+    &cmd_search_def,
     &cmd_kernel_def,
     &cmd_calibrate_def,
 };

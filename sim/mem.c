@@ -76,6 +76,10 @@ int mem_train_check(const model_spec *m, const mem_train *p, llm_err *e)
 {
     if (check_tp(m, p->tp, e))
         return -1;
+    if (p->lora_rank < 0)
+        return err_set(e, "--lora-rank %d is negative (expected 0 for full "
+                          "training or a LoRA rank such as 8, 16, 64)",
+                       p->lora_rank);
     if (m->layers % p->pp != 0)
         return err_set(e, "--pp %d does not divide the %d layers of %s "
                           "(expected a divisor of %d)",
@@ -186,6 +190,80 @@ static double adafactor_state_bytes(const model_tensor *t, double numel_gpu)
            (numel_gpu / numel);
 }
 
+/* ---- LoRA ------------------------------------------------------------- */
+
+/* Which linears get adapters: every projection of the attention (for MLA
+ * its down- and up-projections too) and the MLP of a dense layer (Hu et
+ * al. adapted W_q and W_v; QLoRA, Dettmers et al. 2023, showed that every
+ * linear layer is needed to match full fine-tuning, and it is the usual
+ * recipe).  An MoE layer adapts its attention only: adapters on every
+ * routed expert would multiply them by the expert count, and its shared
+ * experts are left alike; the router stays frozen. */
+static bool lora_adapted(const model_spec *m, int layer, const model_tensor *t)
+{
+    if (!t->matmul || t->cols == 1)
+        return false;
+    if (t->group == TG_ATTN)
+        return true;
+    return t->group == TG_MLP &&
+           !(m->moe_experts > 0 && layer >= m->moe_dense_layers);
+}
+
+/* Linears a tensor holds: SwiGLU's gate and up projections are fused in
+ * one tensor of 2f columns, but each has its own adapters. */
+static double lora_parts(const model_spec *m, const model_tensor *t)
+{
+    return m->mlp == MLP_SWIGLU && t->group == TG_MLP &&
+                   strcmp(t->name, "gate_up") == 0
+               ? 2
+               : 1;
+}
+
+/* Rows are a linear's inputs and columns its outputs (model.c), so each
+ * of its `parts` linears has r·(in + out/parts) adapter parameters.  On a
+ * GPU they are sharded like the tensor: Megatron-style LoRA layers keep
+ * one of the two factors whole on every TP rank, r·in or r·out more per
+ * linear, under 1% of the adapters here and not modelled. */
+double mem_lora_tensor_params(const model_spec *m, int r, int layer,
+                              const model_tensor *t, int tp, int ep)
+{
+    if (r <= 0 || !lora_adapted(m, layer, t))
+        return 0;
+    double parts = lora_parts(m, t);
+    double full = (double)r * parts *
+                  ((double)t->rows + (double)t->cols / parts) *
+                  (double)t->copies;
+    return full * model_tensor_numel_per_gpu(m, t, tp, ep) /
+           model_tensor_numel(t);
+}
+
+/* Adafactor's factored state of the adapters: A (in x r) and B (r x out)
+ * are matrices, a row and a column accumulator each, sharded like them. */
+static double lora_adafactor_bytes(const model_spec *m, int r, int layer,
+                                   const model_tensor *t, int tp, int ep)
+{
+    if (r <= 0 || !lora_adapted(m, layer, t))
+        return 0;
+    double parts = lora_parts(m, t);
+    double acc = 4.0 * parts *
+                 ((double)t->rows + (double)t->cols / parts + 2.0 * r) *
+                 (double)t->copies;
+    return acc * model_tensor_numel_per_gpu(m, t, tp, ep) /
+           model_tensor_numel(t);
+}
+
+double mem_lora_params_total(const model_spec *m, int r)
+{
+    model_tensor t[MODEL_MAX_TENSORS];
+    double sum = 0;
+    for (int l = 0; l < m->layers; l++) {
+        int n = model_layer_tensors(m, l, t);
+        for (int i = 0; i < n; i++)
+            sum += mem_lora_tensor_params(m, r, l, &t[i], 1, 1);
+    }
+    return sum;
+}
+
 /* ---- training --------------------------------------------------------- */
 
 /* Layers [*first, *last) on pipeline stage s (an even split). */
@@ -200,6 +278,8 @@ typedef struct states {
     double dense, expert;   /* params per GPU, by sharding group */
     double adafactor;       /* factored optimizer bytes (unsharded) */
     double biggest_layer;   /* per-GPU params of the largest layer */
+    double lora;            /* LoRA adapter params per GPU (dense) */
+    double lora_adafactor;  /* the adapters' factored optimizer bytes */
 } states;
 
 static void add_tensor_states(const model_spec *m, const model_tensor *t,
@@ -216,7 +296,7 @@ static void add_tensor_states(const model_spec *m, const model_tensor *t,
 }
 
 static states stage_states(const model_spec *m, int tp, int ep, int pp,
-                           int s)
+                           int s, int lora_rank)
 {
     states st = {0};
     model_tensor t[MODEL_MAX_TENSORS];
@@ -225,8 +305,14 @@ static states stage_states(const model_spec *m, int tp, int ep, int pp,
     for (int l = l0; l < l1; l++) {
         double layer = 0;
         int n = model_layer_tensors(m, l, t);
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             add_tensor_states(m, &t[i], tp, ep, &st, &layer);
+            double a = mem_lora_tensor_params(m, lora_rank, l, &t[i], tp, ep);
+            st.lora += a;
+            layer += a; /* ZeRO-3 gathers a layer's adapters with it */
+            st.lora_adafactor +=
+                lora_adafactor_bytes(m, lora_rank, l, &t[i], tp, ep);
+        }
         if (layer > st.biggest_layer)
             st.biggest_layer = layer;
     }
@@ -369,16 +455,20 @@ static void train_stage(const model_spec *m, const mem_train *p,
 {
     memset(r, 0, sizeof *r);
     r->stage = s;
-    states st = stage_states(m, p->tp, p->ep, p->pp, s);
+    states st = stage_states(m, p->tp, p->ep, p->pp, s, p->lora_rank);
     const double nd = (double)p->dp * p->cp, ne = nd / p->ep;
     const double w = mem_weight_bytes_per_param(p->precision);
     const double g = mem_grad_bytes_per_param(p);
     double opt = mem_optimizer_bytes_per_param(p);
 
     r->params_per_gpu = st.dense + st.expert;
+    r->trainable_params_per_gpu = p->lora_rank > 0 ? st.lora
+                                                   : r->params_per_gpu;
     double w_shard = p->zero >= 3 ? 1 : 0, g_shard = p->zero >= 2,
            o_shard = p->zero >= 1;
-    r->weights = w * (st.dense / (w_shard ? nd : 1) +
+    /* LoRA: the frozen base stays whole, in the training precision (and
+     * ZeRO-3 still shards it); the adapters' own 16-bit copy joins it */
+    r->weights = w * ((st.dense + st.lora) / (w_shard ? nd : 1) +
                       st.expert / (w_shard ? ne : 1));
     if (p->zero >= 3) {
         /* the layer in use and the one being prefetched, gathered */
@@ -394,7 +484,19 @@ static void train_stage(const model_spec *m, const mem_train *p,
     double frac_e = r->params_per_gpu > 0 ? st.expert / r->params_per_gpu : 0;
     r->optimizer = o_shard ? opt_bytes * ((1 - frac_e) / nd + frac_e / ne)
                            : opt_bytes;
+    if (p->lora_rank > 0) {
+        /* only the adapters have gradients, fp32 master copies and
+         * optimizer state; they are never experts' (lora_adapted) */
+        r->gradients = g * st.lora / (g_shard ? nd : 1);
+        opt_bytes = opt * st.lora +
+                    (p->optimizer == OPT_ADAFACTOR ? st.lora_adafactor : 0);
+        r->optimizer = opt_bytes / (o_shard ? nd : 1);
+    }
 
+    /* LoRA leaves the activations as they are: a frozen linear needs no
+     * saved input for its data gradient, but its adapter's A needs that
+     * same input for its weight gradient; the adapters' own T x r
+     * intermediates (r/h of an input each) are not counted */
     train_activations(m, p, s, r);
 
     const double v = act_bytes_per_value(p);

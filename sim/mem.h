@@ -55,6 +55,12 @@ typedef struct mem_train {
                                     --overlap-param-gather), not after the
                                     optimizer */
     double bucket_bytes; /* DP gradient bucket (reduce-scatter staging) */
+    int lora_rank;       /* 0 = full training; r > 0 = LoRA fine-tuning
+                            (Hu et al. 2021, arXiv 2106.09685): the base
+                            model is frozen in `precision`, and only rank-r
+                            adapters A (r x in) and B (out x r) on each
+                            layer's linears get gradients and optimizer
+                            state (mem_lora_tensor_params) */
 } mem_train;
 
 typedef struct mem_infer {
@@ -78,6 +84,9 @@ typedef struct mem_result {
         total;
     /* details */
     double params_per_gpu;   /* after TP/PP/EP split, before ZeRO-3 */
+    double trainable_params_per_gpu; /* with gradients and optimizer state,
+                                        before ZeRO: params_per_gpu, or
+                                        under LoRA the adapters alone */
     double zero3_gather;     /* in weights: gathered layers under ZeRO-3 */
     double act_per_layer;    /* bytes per layer per microbatch (average) */
     double act_layers_held;  /* layer x microbatch units held at the peak */
@@ -131,6 +140,17 @@ double mem_act_layer_bytes(const model_spec *m, const mem_train *p,
 double mem_weight_bytes_per_param(dtype precision);
 double mem_grad_bytes_per_param(const mem_train *p);
 double mem_optimizer_bytes_per_param(const mem_train *p);
+
+/* LoRA adapter parameters of weight tensor t of transformer layer `layer`
+ * at rank r, on one GPU under (tp, ep): r·(in + out) per adapted linear
+ * (a fused SwiGLU gate_up counts as its two linears), sharded like t.
+ * Adapted: the attention projections, and the MLP of a dense layer; an
+ * MoE layer's experts (routed and shared) and router are not.  0 for
+ * other tensors, or r = 0. */
+double mem_lora_tensor_params(const model_spec *m, int r, int layer,
+                              const model_tensor *t, int tp, int ep);
+/* All layers' adapters, unsharded (what one replica trains). */
+double mem_lora_params_total(const model_spec *m, int r);
 
 typedef struct mem_remedy {
     char what[200];

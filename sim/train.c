@@ -1344,3 +1344,82 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     sim_free(&S);
     return c.failed ? -1 : 0;
 }
+
+/* ---- the fast path (search) --------------------------------------------- */
+
+/* The step from the same per-microbatch costs as train_simulate, without
+ * the engine: the busiest stage runs M microbatches of all its chunks, the
+ * pipeline fills and drains over (P-1)/V of a stage's microbatch (Narayanan
+ * et al., SC21, eq. 2-3), one microbatch crosses every stage boundary twice
+ * on the critical path, and the data-parallel reduction of the stage with
+ * the most parameters shows where it outlasts the last backward chunk. */
+int train_estimate(const train_input *in, train_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (check_inputs(in, e))
+        return -1;
+    const mem_train *p = in->plan;
+    ctx c = {.in = in, .m = in->m, .p = p, .P = p->pp,
+             .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
+    c.M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
+                              : p->pp;
+    c.tokens = (double)p->seq_len / p->cp * p->micro_batch;
+    c.dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
+    if (!gpu_supports_dtype(in->gpu, c.dt, NULL) && c.dt == DT_FP8)
+        return err_set(e, "--precision fp8 on %s: no FP8 tensor cores",
+                       in->gpu->name);
+    int nv = c.P * c.V;
+    vcost *vc = calloc((size_t)nv, sizeof *vc);
+    if (!vc)
+        return err_set(e, "out of memory");
+    for (int vs = 0; vs < nv && !c.failed; vs++)
+        vstage_cost(&c, vs, &vc[vs]);
+    double p2p = c.P > 1 && !c.failed ? p2p_s(&c, 0, 1, NULL) : 0;
+    double stage_max = 0, pipe_fill = 0, dp_tail = 0;
+    for (int s = 0; s < c.P && !c.failed; s++) {
+        double f = 0, b = 0, params = 0;
+        for (int k = 0; k < c.V; k++) {
+            f += vc[k * c.P + s].fwd;
+            b += vc[k * c.P + s].bwd + vc[k * c.P + s].fsdp_first;
+            params += vc[k * c.P + s].params;
+        }
+        if (f + b > stage_max)
+            stage_max = f + b;
+        if ((f + b) / c.V > pipe_fill)
+            pipe_fill = (f + b) / c.V;
+        double red, gat, gat_first;
+        dp_cost(&c, params, &red, &gat, &gat_first);
+        double last_bwd = vc[s].bwd; /* chunk 0 of stage s runs last */
+        double tail = (red > last_bwd && !p->no_overlap_grad_reduce
+                           ? red - last_bwd
+                           : p->no_overlap_grad_reduce ? red : 0) +
+                      optimizer_s(&c, params) +
+                      (p->overlap_param_gather ? gat_first : gat);
+        if (tail > dp_tail)
+            dp_tail = tail;
+    }
+    double step = c.M * stage_max + (c.P - 1) * pipe_fill +
+                  2.0 * (nv - 1) * p2p + dp_tail;
+    int failed = c.failed;
+    double fwd0 = vc[0].fwd, bwd0 = vc[0].bwd;
+    free(vc);
+    if (failed)
+        return -1;
+    int gpus = mem_train_gpus(p);
+    double tokens = (double)c.M * p->micro_batch * p->dp * p->seq_len;
+    double model_flops =
+        3 * model_flops_per_token_fwd(in->m, p->seq_len) * tokens;
+    r->step_s = step;
+    r->microbatches = c.M;
+    r->tokens_per_s = tokens / step;
+    r->samples_per_s = tokens / p->seq_len / step;
+    r->model_tflops_per_gpu = model_flops / step / gpus / 1e12;
+    r->mfu = model_flops / step / gpus / in->gpu->peak_flops[c.dt];
+    r->bubble_fraction = c.M > 0 ? (c.P - 1) * pipe_fill / (c.M * stage_max)
+                                 : 0;
+    r->fwd_s = fwd0;
+    r->bwd_s = bwd0;
+    mem_train_breakdown(in->m, p, in->overhead, &r->memory);
+    r->memory_peak_bytes = r->memory.total;
+    return 0;
+}

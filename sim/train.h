@@ -127,4 +127,10 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e);
  * 1.5x (Rajbhandari et al. §7). */
 double train_dp_bytes(const mem_train *p, double params, double bytes_each);
 
+/* The fast path of `llmsim search`: the step time (and MFU, bubble,
+ * memory) from the per-microbatch costs train_simulate uses, in closed
+ * form instead of on the engine; within a few percent of it for ranking,
+ * never a replacement (search simulates its top candidates). */
+int train_estimate(const train_input *in, train_result *r, llm_err *e);
+
 #endif
