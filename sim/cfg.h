@@ -51,6 +51,7 @@ int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
 typedef struct cfg_experiment {
     char model[256], cluster[256];
     int nodes; /* 0 = as the cluster file says */
+    int gpus;  /* the first gpus of the cluster (4 of a DGX H100); 0 = all */
     mem_train plan;
     train_loader loader; /* input = { workers; sample_ms; prefetch;
                             bytes_per_token; } */

@@ -46,9 +46,9 @@ static int load_serving(cfgu *c, const config_setting_t *g, cfg_serving *x)
         cfgu_int(c, g, "tp", false, 1, 4096, &x->tp) ||
         cfgu_int(c, g, "pp", false, 1, 64, &x->pp) ||
         cfgu_int(c, g, "replicas", false, 1, 1 << 16, &x->replicas) ||
-        cfgu_int(c, g, "prefill_replicas", false, 1, 1 << 16,
+        cfgu_int(c, g, "prefill_replicas", false, 0, 1 << 16,
                  &x->prefill_replicas) ||
-        cfgu_int(c, g, "decode_replicas", false, 1, 1 << 16,
+        cfgu_int(c, g, "decode_replicas", false, 0, 1 << 16,
                  &x->decode_replicas) ||
         cfgu_int(c, g, "prefill_tp", false, 1, 4096, &x->prefill_tp) ||
         cfgu_int(c, g, "prefill_pp", false, 1, 64, &x->prefill_pp) ||

@@ -12,14 +12,15 @@
 
 static const char *const input_keys[] = {"workers", "sample_ms", "prefetch",
                                          "bytes_per_token"};
-static const char *const root_keys[] = {"model", "cluster", "nodes", "input",
+static const char *const root_keys[] = {"model", "cluster", "nodes", "gpus",
+                                        "input",
                                         "parallel", "description",
                                         CFGU_SHARED_KEYS};
 static const char *const plan_keys[] = {
     "tp", "pp", "dp", "cp", "ep", "sp", "vpp", "micro_batch", "global_batch",
     "seq_len", "schedule", "zero", "recompute", "precision", "optimizer",
     "flash_attn", "overlap_grad_reduce", "overlap_param_gather", "bucket_mb",
-    "moe_imbalance", "microbatches"};
+    "moe_imbalance", "microbatches", "lora_rank"};
 
 static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
 {
@@ -49,6 +50,7 @@ static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
         cfgu_bool(c, g, "overlap_param_gather", false,
                   &p->overlap_param_gather) ||
         cfgu_double(c, g, "moe_imbalance", false, 1, 1e3, &p->moe_imbalance) ||
+        cfgu_int(c, g, "lora_rank", false, 0, 65536, &p->lora_rank) ||
         cfgu_double(c, g, "bucket_mb", false, 0.001, 1e6, &bucket))
         return -1;
     p->schedule = (mem_schedule)sched;
@@ -83,6 +85,7 @@ int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
         cfgu_str(&c, r, "model", true, x->model, sizeof x->model) ||
         cfgu_str(&c, r, "cluster", true, x->cluster, sizeof x->cluster) ||
         cfgu_int(&c, r, "nodes", false, 1, 1 << 20, &x->nodes) ||
+        cfgu_int(&c, r, "gpus", false, 1, 1 << 24, &x->gpus) ||
         cfgu_str(&c, r, "description", false, desc, sizeof desc) ||
         cfgu_group(&c, r, "parallel", &plan) ||
         cfgu_group(&c, r, "input", &input) || cfgu_net(&c, r, &x->net))

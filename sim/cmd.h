@@ -88,6 +88,11 @@ void cmd_env_free(cmd_env *v);
 struct search_result;
 int cmd_search_train(const cfg_experiment *x, int simulate,
                      struct search_result *s, cmd_env *v, llm_err *e);
+/* The serving search: the best deployment's `serve --json` object (the
+ * caller owns it) and its name ("2 x TP4"). */
+int cmd_search_serve(const char *file, const char *const *sets, int nsets,
+                     int gpus, json_t **best, char *name, size_t len,
+                     llm_err *e);
 
 /* {tp, pp, dp, cp, ep, sp, micro_batch, ..., precision} of a plan. */
 json_t *cmd_json_plan(const mem_train *p);

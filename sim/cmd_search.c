@@ -317,7 +317,7 @@ int cmd_search_train(const cfg_experiment *x, int simulate, struct search_result
     if (cmd_env_load(v, x->model, x->cluster, x->nodes, &x->net, e))
         return -1;
     train_input in = {&v->m, &x->plan, v->t, v->t->gpu, &v->cc, &v->kc,
-                      &v->ov, false, false, NULL, NULL, NULL};
+                      &v->ov, false, false, NULL, NULL, NULL, x->gpus};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = search_train(&in, &x->plan, simulate, s, e);
@@ -393,16 +393,17 @@ static int by_goodput(const void *pa, const void *pb)
     return ta > tb ? -1 : ta < tb;
 }
 
-static void run_deploy(const qopts *o, int gpus, deploy *d)
+static void run_deploy(const char *file, const char *const *fsets,
+                       int nfsets, int gpus, deploy *d)
 {
-    char sets[80][160];
-    char *argv[4 + 2 * 80];
+    char sets[16][160];
+    char *argv[4 + 2 * 64 + 2 * 16];
     int n = 0, k = 0;
     argv[n++] = "serve";
-    argv[n++] = (char *)o->file;
-    for (int i = 0; i < o->nsets; i++) {
+    argv[n++] = (char *)file;
+    for (int i = 0; i < nfsets && n < 2 * 64; i++) {
         argv[n++] = "--set";
-        argv[n++] = (char *)o->sets[i];
+        argv[n++] = (char *)fsets[i];
     }
 #define SET(...) (snprintf(sets[k], sizeof sets[k], __VA_ARGS__), \
                   argv[n++] = "--set", argv[n++] = sets[k++])
@@ -459,30 +460,67 @@ static int serve_candidates(const cmd_env *v, int gpus, deploy **out, int *nout,
     return 0;
 }
 
-static int run_serve(const qopts *o, llm_err *e)
+/* Every deployment of the serving experiment on `gpus` GPUs (0: the
+ * file's, else the cluster's), simulated and sorted best first. */
+static int search_serving(const char *file, const char *const *sets,
+                          int nsets, int gpus_opt, cmd_env *v, deploy **dout,
+                          int *nout, int *gpus_out, llm_err *e)
 {
     cfg_serving x;
     cfg_serving_defaults(&x);
-    if (cfg_load_serving(o->file, o->sets, o->nsets, &x, e))
-        return EXIT_BAD_INPUT;
-    cmd_env v;
-    if (cmd_env_load(&v, x.model, x.cluster, x.nodes, &x.net, e))
-        return EXIT_BAD_INPUT;
-    int gpus = o->gpus ? o->gpus : x.gpus ? x.gpus : v.t->ngpu;
-    if (gpus > v.t->ngpu) {
-        cmd_env_free(&v);
-        return err_set(e, "--gpus %d: %s has %d", gpus, v.t->name,
-                       v.t->ngpu), EXIT_BAD_INPUT;
+    if (cfg_load_serving(file, sets, nsets, &x, e) ||
+        cmd_env_load(v, x.model, x.cluster, x.nodes, &x.net, e))
+        return -1;
+    int gpus = gpus_opt ? gpus_opt : x.gpus ? x.gpus : v->t->ngpu;
+    if (gpus > v->t->ngpu) {
+        err_set(e, "--gpus %d: %s has %d", gpus, v->t->name, v->t->ngpu);
+        cmd_env_free(v);
+        return -1;
     }
     deploy *d = NULL;
     int n = 0;
-    if (serve_candidates(&v, gpus, &d, &n, e)) {
-        cmd_env_free(&v);
-        return EXIT_BAD_INPUT;
+    if (serve_candidates(v, gpus, &d, &n, e)) {
+        cmd_env_free(v);
+        return -1;
     }
     for (int i = 0; i < n; i++)
-        run_deploy(o, gpus, &d[i]);
+        run_deploy(file, sets, nsets, gpus, &d[i]);
     qsort(d, (size_t)n, sizeof *d, by_goodput);
+    *dout = d;
+    *nout = n;
+    *gpus_out = gpus;
+    return 0;
+}
+
+int cmd_search_serve(const char *file, const char *const *sets, int nsets,
+                     int gpus, json_t **best, char *name, size_t len,
+                     llm_err *e)
+{
+    cmd_env v;
+    deploy *d;
+    int n, g;
+    *best = NULL;
+    if (search_serving(file, sets, nsets, gpus, &v, &d, &n, &g, e))
+        return -1;
+    if (n > 0 && d[0].j) {
+        *best = json_incref(d[0].j);
+        deploy_name(&d[0], name, len);
+    }
+    for (int i = 0; i < n; i++)
+        json_decref(d[i].j);
+    free(d);
+    cmd_env_free(&v);
+    return *best ? 0 : err_set(e, "no deployment of %s fits %d GPUs", file, g);
+}
+
+static int run_serve(const qopts *o, llm_err *e)
+{
+    cmd_env v;
+    deploy *d = NULL;
+    int n = 0, gpus = 0;
+    if (search_serving(o->file, o->sets, o->nsets, o->gpus, &v, &d, &n, &gpus,
+                       e))
+        return EXIT_BAD_INPUT;
     int ok = 0;
     for (int i = 0; i < n; i++)
         ok += d[i].j != NULL;

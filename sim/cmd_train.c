@@ -16,6 +16,7 @@ static const char usage[] =
     "           [--precision bf16|fp16|fp8|fp32] [--optimizer adamw|...]\n"
     "           [--no-flash-attn] [--bucket-mb X] [--no-overlap-grad-reduce]\n"
     "           [--overlap-param-gather] [--moe-imbalance X] [--full]\n"
+    "           [--lora-rank N]\n"
     "           [--loader-workers N --sample-ms X [--prefetch N]]\n"
     "           [--trace FILE.json] [--timeline FILE.csv] [--json]\n\n"
     "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
@@ -32,6 +33,12 @@ static const char usage[] =
     "underscores (micro_batch, global_batch, seq_len, overlap_grad_reduce,\n"
     "bucket_mb, ...); --set parallel.tp=4 changes one before it is read, and\n"
     "options given on the command line win over both.\n\n"
+    "--lora-rank N (parallel.lora_rank) fine-tunes with LoRA (Hu et al.\n"
+    "2021): the base model is frozen in the training precision, and rank-N\n"
+    "adapters on every attention projection and dense MLP linear are the\n"
+    "only weights with gradients, optimizer state and data-parallel\n"
+    "traffic; the base's backward computes data gradients only.  0 (the\n"
+    "default) trains every weight.\n\n"
     "Reports step time, tokens/s, model TFLOP/s per GPU and MFU (Narayanan et\n"
     "al.: 3 x forward FLOPs, no recompute), hardware TFLOP/s with recompute,\n"
     "the pipeline bubble, exposed communication per kind, GPU-Util as\n"
@@ -50,7 +57,7 @@ enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
     T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
     T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE, T_FULL,
-    T_OVERLAP_PG, T_WORKERS, T_SAMPLE, T_PREFETCH, T_IMBALANCE
+    T_OVERLAP_PG, T_WORKERS, T_SAMPLE, T_PREFETCH, T_IMBALANCE, T_LORA
 };
 
 typedef struct topts {
@@ -84,6 +91,7 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case T_SEQ: return cmd_int_opt("--seq-len", v, 1, 1 << 24, &p->seq_len, e);
     case T_ZERO: return cmd_int_opt("--zero", v, 0, 3, &p->zero, e);
     case T_VPP: return cmd_int_opt("--vpp", v, 1, 1024, &p->vpp, e);
+    case T_LORA: return cmd_int_opt("--lora-rank", v, 0, 65536, &p->lora_rank, e);
     case T_RECOMP:
         if (cmd_pick("--recompute", v, mem_recompute_names, 3, &k, e))
             return -1;
@@ -159,7 +167,7 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
         {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE},
         {"full", 0, 0, T_FULL}, {"loader-workers", 1, 0, T_WORKERS},
         {"sample-ms", 1, 0, T_SAMPLE}, {"prefetch", 1, 0, T_PREFETCH},
-        {"moe-imbalance", 1, 0, T_IMBALANCE},
+        {"moe-imbalance", 1, 0, T_IMBALANCE}, {"lora-rank", 1, 0, T_LORA},
         {0, 0, 0, 0},
     };
     if (cmd_getopt("train", argc, argv, opts, parse_one, o, e))
@@ -181,14 +189,17 @@ static void print_human(const model_spec *m, const topo *t,
            m->display, t->name, mem_train_gpus(p), t->ngpu,
            t->gpu ? t->gpu->name : "?", p->tp, p->pp, p->dp, p->cp, p->ep,
            p->sp ? ", sequence parallel" : "");
+    char lora[32] = "";
+    if (p->lora_rank > 0)
+        snprintf(lora, sizeof lora, "; LoRA rank %d", p->lora_rank);
     printf("micro-batch %d x %d microbatches x dp %d = %d sequences of %d "
-           "tokens; %s%s; recompute %s; ZeRO-%d; %s\n\n",
+           "tokens; %s%s; recompute %s; ZeRO-%d; %s%s\n\n",
            p->micro_batch, r->microbatches, p->dp,
            p->micro_batch * r->microbatches * p->dp, p->seq_len,
            mem_schedule_names[p->schedule],
            p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
            mem_recompute_names[p->recompute], p->zero,
-           dtype_name(p->precision));
+           dtype_name(p->precision), lora);
     printf("  step time          %10.3f s   (stage 0: forward %.2f ms, "
            "backward %.2f ms per microbatch)\n",
            r->step_s, r->fwd_s * 1e3, r->bwd_s * 1e3);
@@ -340,16 +351,17 @@ static json_t *as_json(const train_result *r, const topo *t,
 }
 
 /* dp 0 fills the cluster; microbatches M sets the global batch. */
-static int fill_cluster(mem_train *p, const topo *t, int microbatches,
-                        llm_err *e)
+static int fill_cluster(mem_train *p, const topo *t, int gpus,
+                        int microbatches, llm_err *e)
 {
+    int have = gpus > 0 && gpus < t->ngpu ? gpus : t->ngpu;
     if (p->dp == 0) {
         int per = p->tp * p->pp * p->cp;
-        if (t->ngpu % per)
+        if (have % per)
             return err_set(e, "dp 0 (fill the cluster): tp %d x pp %d x cp "
                               "%d = %d does not divide %s's %d GPUs",
-                           p->tp, p->pp, p->cp, per, t->name, t->ngpu);
-        p->dp = t->ngpu / per;
+                           p->tp, p->pp, p->cp, per, t->name, have);
+        p->dp = have / per;
     }
     if (microbatches > 0)
         p->global_batch = p->micro_batch * p->dp * microbatches;
@@ -396,7 +408,7 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     mem_overhead ov;
     mem_overhead_defaults(&ov);
     memset(&cc, 0, sizeof cc);
-    if (t && fill_cluster(&o.plan, t, x.microbatches, e)) {
+    if (t && fill_cluster(&o.plan, t, x.gpus, x.microbatches, e)) {
         topo_destroy(t);
         t = NULL;
     }
@@ -404,7 +416,7 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
         goto out;
     train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.full,
-                      o.trace, o.timeline, &o.loader};
+                      o.trace, o.timeline, &o.loader, x.gpus};
     train_result r;
     double idle_w = 0;
     if (train_simulate(&in, &r, e) ||

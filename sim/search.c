@@ -181,7 +181,9 @@ int search_train(const train_input *base, const mem_train *tmpl,
                  int simulate, search_result *out, llm_err *e)
 {
     memset(out, 0, sizeof *out);
-    walk w = {.base = base, .tmpl = tmpl, .gpus = base->t->ngpu,
+    int gpus = base->gpus > 0 && base->gpus < base->t->ngpu ? base->gpus
+                                                            : base->t->ngpu;
+    walk w = {.base = base, .tmpl = tmpl, .gpus = gpus,
               .per_node = base->t->gpus_per_node, .out = out, .e = e};
     if (tmpl->global_batch <= 0) {
         return err_set(e, "search: a global batch is needed (--global-batch "

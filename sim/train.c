@@ -72,6 +72,29 @@ static double gemm_bwd(ctx *c, double m, double n, double k)
     return gemm3(c, m, k, n) + gemm3(c, k, n, m);
 }
 
+/* A base linear's backward.  Under LoRA its weight is frozen: only the
+ * data gradient, one GEMM of the forward's size instead of two (the
+ * weight gradients are the adapters', lora_cost). */
+static double lin_bwd(ctx *c, double m, double n, double k)
+{
+    if (c->p->lora_rank > 0)
+        return gemm3(c, m, k, n);
+    return gemm_bwd(c, m, n, k);
+}
+
+/* The LoRA adapters of one linear, in -> out on this TP rank: x·A (T x r)
+ * then ·B, beside the base GEMM (Hu et al. 2021, eq. 3), and both
+ * factors' data and weight gradients backward.  Unfused, as PEFT and
+ * NeMo run them: skinny GEMMs (r columns or rows) that the cost model
+ * finds memory- or latency-bound, which is what they are. */
+static void lora_cost(ctx *c, double in, double out, double *fwd,
+                      double *bwd)
+{
+    double T = c->tokens, r = c->p->lora_rank;
+    *fwd += gemm3(c, T, r, in) + gemm3(c, T, out, r);
+    *bwd += gemm_bwd(c, T, r, in) + gemm_bwd(c, T, out, r);
+}
+
 static int rank_of(const mem_train *p, int tp, int cp, int dp, int pp)
 {
     return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
@@ -194,7 +217,12 @@ typedef struct vcost {
     double fwd, bwd;     /* compute stream time of one microbatch */
     double tp, ep, cp;   /* communication inside them (exposed) */
     double attn_core;    /* forward attention, for selective recompute */
-    double params;       /* parameters per GPU on this virtual stage */
+    double params;       /* parameters per GPU on this virtual stage that
+                            are trained (gradients, optimizer, DP
+                            reduction): all of them, or under LoRA only
+                            the adapters */
+    double frozen;       /* LoRA: the frozen base's parameters per GPU,
+                            which ZeRO-3 still gathers; 0 otherwise */
     double mem_frac;     /* share of kernel time in memory-bound kernels */
     double fsdp;         /* ZeRO-3: exposed gathers and reduce-scatters,
                             and the slowdown of the compute they overlap */
@@ -272,9 +300,17 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     double total0 = c->op_total_s, mem0 = c->op_mem_s;
     /* QKV, output projection */
     f_fwd += gemm3(c, T, qd / t + 2 * kvd / kv_div, h);
-    f_bwd += gemm_bwd(c, T, qd / t + 2 * kvd / kv_div, h);
+    f_bwd += lin_bwd(c, T, qd / t + 2 * kvd / kv_div, h);
     f_fwd += gemm3(c, T, h, vd / t);
-    f_bwd += gemm_bwd(c, T, h, vd / t);
+    f_bwd += lin_bwd(c, T, h, vd / t);
+    if (p->lora_rank > 0) {
+        /* adapters on Q, K, V and O (MLA priced at the same widths as its
+         * base GEMMs above) */
+        lora_cost(c, h, qd / t, &f_fwd, &f_bwd);
+        lora_cost(c, h, kvd / kv_div, &f_fwd, &f_bwd);
+        lora_cost(c, h, kvd / kv_div, &f_fwd, &f_bwd);
+        lora_cost(c, vd / t, h, &f_fwd, &f_bwd);
+    }
     /* attention over the whole sequence (context parallel: local queries) */
     cost_op a = {.kind = OP_ATTN_PREFILL, .dt = c->dt, .batch = p->micro_batch,
                  .heads = (int)(m->heads / t), .kv_heads = (int)(kvh / kv_div),
@@ -310,11 +346,12 @@ static void layer_cost(ctx *c, int layer, vcost *v)
                       .k = m->moe_expert_ffn / t, .batch = E};
         double x = op_s(c, &up) + op_s(c, &dn);
         f_fwd += x;
-        f_bwd += 2 * x;
+        /* LoRA: frozen experts (no adapters, mem.c), data gradients only */
+        f_bwd += (p->lora_rank > 0 ? 1 : 2) * x;
         if (m->moe_shared > 0) {
             double sf = m->moe_shared * (double)m->moe_expert_ffn / t;
             f_fwd += gemm3(c, T, per_ffn * sf, h) + gemm3(c, T, h, sf);
-            f_bwd += gemm_bwd(c, T, per_ffn * sf, h) + gemm_bwd(c, T, h, sf);
+            f_bwd += lin_bwd(c, T, per_ffn * sf, h) + lin_bwd(c, T, h, sf);
         }
         /* dispatch and combine, forward and backward */
         double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * 2 * imb);
@@ -322,7 +359,12 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     } else {
         double f = m->ffn / t;
         f_fwd += gemm3(c, T, per_ffn * f, h) + gemm3(c, T, h, f);
-        f_bwd += gemm_bwd(c, T, per_ffn * f, h) + gemm_bwd(c, T, h, f);
+        f_bwd += lin_bwd(c, T, per_ffn * f, h) + lin_bwd(c, T, h, f);
+        /* adapters on gate and up (SwiGLU) or fc1, and on down */
+        for (int i = 0; p->lora_rank > 0 && i < (int)per_ffn; i++)
+            lora_cost(c, h, f, &f_fwd, &f_bwd);
+        if (p->lora_rank > 0)
+            lora_cost(c, f, h, &f_fwd, &f_bwd);
         cost_op act = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = T * f,
                        .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
         double x = op_s(c, &act);
@@ -375,11 +417,20 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
         return;
     model_tensor tt[MODEL_MAX_TENSORS];
     int n = model_layer_tensors(c->m, layer, tt);
-    double params = 0;
-    for (int i = 0; i < n; i++)
+    double params = 0, trained = 0;
+    for (int i = 0; i < n; i++) {
         params += model_tensor_numel_per_gpu(c->m, &tt[i], p->tp, p->ep);
+        trained += mem_lora_tensor_params(c->m, p->lora_rank, layer, &tt[i],
+                                          p->tp, p->ep);
+    }
+    /* LoRA: every weight is gathered, the adapters' too; only the
+     * adapters' gradients are reduce-scattered */
+    if (p->lora_rank > 0)
+        params += trained;
+    else
+        trained = params;
     double pb = params * mem_weight_bytes_per_param(p->precision);
-    double gb = params * mem_grad_bytes_per_param(p);
+    double gb = trained * mem_grad_bytes_per_param(p);
     double ag = coll_s(c, COLL_ALL_GATHER, 1, pb);
     double rs = coll_s(c, COLL_REDUCE_SCATTER, 1, gb);
     if (v->fsdp_first == 0)
@@ -397,6 +448,16 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
     v->fsdp_fwd_part += ef + fi.extra_s;
 }
 
+/* Parameters a virtual stage holds: trained ones, or under LoRA frozen
+ * ones (whose adapters are added apart). */
+static void add_params(const ctx *c, vcost *v, double x)
+{
+    if (c->p->lora_rank > 0)
+        v->frozen += x;
+    else
+        v->params += x;
+}
+
 static void vstage_cost(ctx *c, int vs, vcost *v)
 {
     const model_spec *m = c->m;
@@ -409,25 +470,32 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
     for (int l = vs * per; l < (vs + 1) * per; l++) {
         layer_cost(c, l, v);
         int n = model_layer_tensors(m, l, tt);
-        for (int i = 0; i < n; i++)
-            v->params += model_tensor_numel_per_gpu(m, &tt[i], p->tp, p->ep);
+        for (int i = 0; i < n; i++) {
+            add_params(c, v, model_tensor_numel_per_gpu(m, &tt[i], p->tp,
+                                                        p->ep));
+            if (p->lora_rank > 0)
+                v->params += mem_lora_tensor_params(m, p->lora_rank, l,
+                                                    &tt[i], p->tp, p->ep);
+        }
     }
     if (vs == 0) {
         cost_op emb = {.kind = OP_EMBEDDING, .dt = c->dt, .elems = T * h};
         double x = op_s(c, &emb);
         v->fwd += x;
-        v->bwd += 2 * x;
-        v->params += (double)m->vocab * h / p->tp;
+        /* LoRA: a frozen embedding takes no gradient, and nothing before
+         * it needs one */
+        v->bwd += p->lora_rank > 0 ? 0 : 2 * x;
+        add_params(c, v, (double)m->vocab * h / p->tp);
     }
     if (vs == c->P * c->V - 1) {
         double vocab = m->vocab / (double)p->tp;
         v->fwd += gemm3(c, T, vocab, h);
-        v->bwd += gemm_bwd(c, T, vocab, h);
+        v->bwd += lin_bwd(c, T, vocab, h);
         cost_op ce = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = T * vocab};
         v->fwd += op_s(c, &ce);
         v->bwd += op_s(c, &ce);
         if (!m->tied_embeddings || c->P * c->V > 1)
-            v->params += vocab * h;
+            add_params(c, v, vocab * h);
     }
     double priced = c->op_total_s - total0;
     v->mem_frac = priced > 0 ? (c->op_mem_s - mem0) / priced : 0;
@@ -812,24 +880,47 @@ static int check_inputs(const train_input *in, llm_err *e)
     if (mem_train_check(in->m, p, e))
         return -1;
     int need = mem_train_gpus(p);
-    if (need != in->t->ngpu)
-        return err_set(e, "tp %d x pp %d x dp %d x cp %d = %d GPUs, but %s has "
-                          "%d (expected equal: change the plan or --nodes)",
+    int have = in->gpus > 0 && in->gpus < in->t->ngpu ? in->gpus : in->t->ngpu;
+    if (need != have)
+        return err_set(e, "tp %d x pp %d x dp %d x cp %d = %d GPUs, but %s%s "
+                          "has %d (expected equal: change the plan or --nodes)",
                        p->tp, p->pp, p->dp, p->cp, need, in->t->name,
-                       in->t->ngpu);
+                       have < in->t->ngpu ? " (gpus =)" : "", have);
     if (p->global_batch > 0 && p->global_batch % (p->micro_batch * p->dp))
         return err_set(e, "--global-batch %d is not a multiple of micro-batch "
                           "x dp = %d", p->global_batch, p->micro_batch * p->dp);
     return 0;
 }
 
-/* Parameters per GPU on stage s: its chunks' (virtual stages s, s + P, ...). */
+/* Trained parameters per GPU on stage s: its chunks' (virtual stages s,
+ * s + P, ...). */
 static double stage_params(const ctx *c, const sim *S, int s)
 {
     double params = 0;
     for (int k = 0; k < c->V; k++)
         params += S->vc[k * c->P + s].params;
     return params;
+}
+
+/* LoRA: the frozen base's parameters per GPU on stage s. */
+static double stage_frozen(const ctx *c, const sim *S, int s)
+{
+    double frozen = 0;
+    for (int k = 0; k < c->V; k++)
+        frozen += S->vc[k * c->P + s].frozen;
+    return frozen;
+}
+
+/* Data-parallel bytes a GPU of a stage sends per pass (train_dp_bytes of
+ * its trained parameters).  LoRA with ZeRO-3: the two gathers move every
+ * weight, the reduce-scatter only the adapters' gradients. */
+static double stage_dp_bytes(const mem_train *p, double trained,
+                             double frozen)
+{
+    if (frozen <= 0 || p->zero < 3)
+        return train_dp_bytes(p, trained, 2);
+    return (train_dp_bytes(p, trained, 2) +
+            2 * train_dp_bytes(p, trained + frozen, 2)) / 3;
 }
 
 /* After the pipeline: each stage's gradient reduction from its last
@@ -1037,8 +1128,10 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
     double per = p->zero >= 3 ? c->M : 1;
     rc = rc || link_coll(c, p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER,
                          1, grads, per, tmp, acc + COMM_DP * L);
+    /* LoRA: ZeRO-1/2 gather the updated adapters, ZeRO-3 every weight */
+    double gathered = p->zero >= 3 ? params + stage_frozen(c, S, 0) : params;
     if (p->zero >= 1)
-        rc = rc || link_coll(c, COLL_ALL_GATHER, 1, params * 2,
+        rc = rc || link_coll(c, COLL_ALL_GATHER, 1, gathered * 2,
                              p->zero >= 3 ? 2 * per : 1, tmp,
                              acc + COMM_DP * L);
     for (int way = 0; rc == 0 && c->P > 1 && way < 2; way++) {
@@ -1182,6 +1275,22 @@ static int write_trace(sim *S, const train_input *in, const double *dp_start,
     return rc;
 }
 
+/* Model FLOPs per token of one step, recompute excluded (what MFU
+ * counts; train.h).  Full training: 3 x forward (Narayanan et al. 2021).
+ * LoRA computes no weight gradient of the base: the forward, the data
+ * gradients of every matmul (the dense part of the forward once more,
+ * output layer included), attention's backward (2 x its forward, as in
+ * the 3x convention) and the adapters' 3 x 2 FLOPs per parameter. */
+static double step_flops_per_token(const model_spec *m, const mem_train *p)
+{
+    double fwd = model_flops_per_token_fwd(m, p->seq_len);
+    if (p->lora_rank <= 0)
+        return 3 * fwd;
+    double dense = model_flops_per_token_dense(m);
+    return fwd + dense + 2 * (fwd - dense) +
+           6 * mem_lora_params_total(m, p->lora_rank);
+}
+
 int train_simulate(const train_input *in, train_result *r, llm_err *e)
 {
     memset(r, 0, sizeof *r);
@@ -1270,8 +1379,9 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         double params = stage_params(&c, &S, s);
         if (S.busy_ns[s] * 1e-9 > busy_max)
             busy_max = S.busy_ns[s] * 1e-9;
-        r->dp_bytes_per_gpu += train_dp_bytes(p, params, 2) / c.P *
-                               (p->zero >= 3 ? c.M : 1);
+        r->dp_bytes_per_gpu += stage_dp_bytes(p, params,
+                                              stage_frozen(&c, &S, s)) /
+                               c.P * (p->zero >= 3 ? c.M : 1);
     }
     if (!in->free_comm && link_load(&c, &S, step, r))
         c.failed = 1;
@@ -1292,8 +1402,12 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     double tokens = seqs * p->seq_len;
     double fwd = model_flops_per_token_fwd(in->m, p->seq_len);
     double attn = fwd - model_flops_per_token_dense(in->m);
-    double model_flops = 3 * fwd * tokens;
-    double re = p->recompute == RECOMPUTE_FULL ? fwd
+    double model_flops = step_flops_per_token(in->m, p) * tokens;
+    /* full recompute replays the adapters' forward too */
+    double lora_fwd = p->lora_rank > 0
+                          ? 2 * mem_lora_params_total(in->m, p->lora_rank)
+                          : 0;
+    double re = p->recompute == RECOMPUTE_FULL ? fwd + lora_fwd
                 : p->recompute == RECOMPUTE_SELECTIVE ? attn
                                                       : 0;
     double peak = in->gpu->peak_flops[c.dt];

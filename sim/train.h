@@ -53,6 +53,7 @@ typedef struct train_input {
     const char *trace_path;  /* Chrome trace JSON, or NULL */
     const char *timeline_path; /* CSV of ops for plots/timeline.gp, or NULL */
     const train_loader *loader; /* NULL: data always ready */
+    int gpus; /* the first gpus of the cluster (0: all of them) */
 } train_input;
 
 /* Compute slowed by a communication kernel running beside it on the same
@@ -88,6 +89,13 @@ typedef struct train_link_use {
 
 typedef struct train_result {
     double step_s, tokens_per_s, samples_per_s;
+    /* model FLOPs: full training 3 x the forward's (Narayanan et al. 2021:
+     * forward, data and weight gradients); LoRA computes no weight
+     * gradient of its frozen base, so its model FLOPs are the ones it
+     * does: the forward, every matmul's data gradient, attention's
+     * backward (2 x its forward) and the adapters' forward and backward
+     * -- about 2 x forward, so that MFU stays a share of the peak, not of
+     * work never done.  hw_tflops adds the recompute's replays. */
     double model_tflops_per_gpu, hw_tflops_per_gpu, mfu;
     double bubble_fraction;   /* (span - busy) / busy on the busiest stage */
     double exposed_comm_s[COMM_KINDS];
