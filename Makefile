@@ -10,10 +10,16 @@
 
 PREFIX ?= /usr/local
 CC ?= cc
-BUILD ?= build
 PKGS = gsl libconfig jansson
+# make MPI=1: ./llmsim-mpi, whose sweep spreads points over mpirun's ranks
+ifeq ($(MPI),1)
+BUILD ?= build-mpi
+PKGS += ompi-c
+CFLAGS += -DLLMSIM_MPI
+endif
+BUILD ?= build
 DEB_PKGS = pkg-config libgsl-dev libconfig-dev libcmocka-dev libjansson-dev \
-           valgrind gnuplot-nox
+           valgrind gnuplot-nox libopenmpi-dev openmpi-bin
 
 # snprintf truncation is the intended behaviour of every bounded copy here
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Werror -Wno-format-truncation
@@ -30,7 +36,7 @@ LIBSRC = $(filter-out sim/main.c,$(SRC))
 LIBOBJ = $(LIBSRC:sim/%.c=$(BUILD)/%.o)
 TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
-BIN = $(if $(filter build,$(BUILD)),llmsim,$(BUILD)/llmsim)
+BIN = $(if $(filter build,$(BUILD)),llmsim,$(if $(filter build-mpi,$(BUILD)),llmsim-mpi,$(BUILD)/llmsim))
 
 .PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee
 
@@ -132,6 +138,6 @@ install: all
 	  install -D -m 644 "$$f" "$(DESTDIR)$(PREFIX)/share/llmsim/calib/$$f"; done
 
 clean:
-	rm -rf build build-asan llmsim
+	rm -rf build build-asan build-mpi llmsim llmsim-mpi
 
 -include $(wildcard $(BUILD)/*.d)

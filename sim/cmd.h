@@ -29,7 +29,7 @@ typedef struct cmd_def {
 
 extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,
     cmd_topo_def, cmd_collective_def, cmd_kernel_def, cmd_calibrate_def,
-    cmd_train_def, cmd_serve_def, cmd_sweep_def, cmd_search_def;
+    cmd_train_def, cmd_serve_def, cmd_sweep_def, cmd_search_def, cmd_compare_def;
 
 /* `train` and `serve` run as from their command lines (argv[0] is the
  * command's name), handing back the object --json would print (stolen by

@@ -37,6 +37,8 @@ static const char usage[] =
     "  --no-flash-attn        keep the s x s attention scores\n"
     "  --grad-fp32            fp32 gradient accumulation (Megatron main_grad)\n"
     "  --bucket-mb X          gradient bucket for ZeRO-2/3 reduce-scatter (25)\n"
+    "  --lora-rank N          LoRA fine-tuning: frozen base, rank-N adapters\n"
+    "                         hold the gradients and optimizer states (0 = full)\n"
     "overheads (stated in the output, never hidden):\n"
     "  --cuda-context-gib X   CUDA context + library handles (0.5)\n"
     "  --nccl-mib X           NCCL buffers per communicator (128)\n"
@@ -64,7 +66,7 @@ enum {
     O_MODEL = 256, O_GPU, O_TRAIN, O_INFER, O_RECOMMEND, O_JSON, O_TP, O_PP,
     O_DP, O_CP, O_EP, O_SP, O_VPP, O_MB, O_GB, O_SEQ, O_RECOMP, O_ZERO,
     O_SCHED, O_PREC, O_OPT, O_NOFA, O_GRAD32, O_BUCKET, O_BATCH, O_CTX,
-    O_KVD, O_BLOCK, O_MBT, O_QG, O_CTXGIB, O_NCCL, O_RESERVE
+    O_KVD, O_BLOCK, O_MBT, O_QG, O_CTXGIB, O_NCCL, O_RESERVE, O_LORA
 };
 
 static const struct option longopts[] = {
@@ -93,6 +95,7 @@ static const struct option longopts[] = {
     {"no-flash-attn", no_argument, 0, O_NOFA},
     {"grad-fp32", no_argument, 0, O_GRAD32},
     {"bucket-mb", required_argument, 0, O_BUCKET},
+    {"lora-rank", required_argument, 0, O_LORA},
     {"batch", required_argument, 0, O_BATCH},
     {"context", required_argument, 0, O_CTX},
     {"kv-dtype", required_argument, 0, O_KVD},
@@ -149,6 +152,7 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case O_GB: mark(o, 1, "--global-batch"); return cmd_int_opt("--global-batch", v, 1, BIG, &o->t.global_batch, e);
     case O_SEQ: mark(o, 1, "--seq-len"); return cmd_int_opt("--seq-len", v, 1, BIG, &o->t.seq_len, e);
     case O_ZERO: mark(o, 1, "--zero"); return cmd_int_opt("--zero", v, 0, 3, &o->t.zero, e);
+    case O_LORA: mark(o, 1, "--lora-rank"); return cmd_int_opt("--lora-rank", v, 0, 65536, &o->t.lora_rank, e);
     case O_RECOMP:
         mark(o, 1, "--recompute");
         if (cmd_pick("--recompute", v, mem_recompute_names, 3, &k, e))
@@ -274,19 +278,31 @@ static void print_train(const model_spec *m, const mem_train *p,
     print_train_plan(m, p, r);
     printf("  %-24s %9s   %s\n", "per GPU", "GiB", "how");
     int nd = p->dp * p->cp;
-    snprintf(how, sizeof how, "%.3f B params x %.0f B%s%s",
-             r->params_per_gpu / 1e9, mem_weight_bytes_per_param(p->precision),
+    snprintf(how, sizeof how, "%.3f B params%s x %.0f B%s%s",
+             r->params_per_gpu / 1e9, p->lora_rank > 0 ? " + adapters" : "",
+             mem_weight_bytes_per_param(p->precision),
              p->zero >= 3 ? " / ZeRO-3 shards" : "",
              r->zero3_gather > 0 ? " + 2 gathered layers" : "");
     line("weights", r->weights, how);
-    snprintf(how, sizeof how, "x %.0f B%s%s", mem_grad_bytes_per_param(p),
+    if (p->lora_rank > 0) /* only the adapters have gradients and states */
+        snprintf(how, sizeof how, "%.2f M LoRA rank-%d adapter params ",
+                 r->trainable_params_per_gpu / 1e6, p->lora_rank);
+    else
+        how[0] = 0;
+    snprintf(how + strlen(how), sizeof how - strlen(how), "x %.0f B%s%s",
+             mem_grad_bytes_per_param(p),
              p->grad_fp32 ? " fp32 accumulation buffer (main_grad)" : "",
              p->zero >= 2 ? " / ZeRO shards" : "");
     if (r->microbatches > 1)
         snprintf(how + strlen(how), sizeof how - strlen(how),
                  ", accumulated over %d microbatches", r->microbatches);
     line("gradients", r->gradients, how);
-    snprintf(how, sizeof how, "x %.2f B (%s%s)%s",
+    if (p->lora_rank > 0)
+        snprintf(how, sizeof how, "%.2f M adapter params ",
+                 r->trainable_params_per_gpu / 1e6);
+    else
+        how[0] = 0;
+    snprintf(how + strlen(how), sizeof how - strlen(how), "x %.2f B (%s%s)%s",
              mem_optimizer_bytes_per_param(p),
              mem_weight_bytes_per_param(p->precision) == 4 ? ""
                                                            : "fp32 master + ",
@@ -406,6 +422,9 @@ static json_t *result_json(const opts *o, const model_spec *m,
     json_object_set_new(j, "total_bytes", cmd_json_bytes(r->total));
     json_t *d = json_object();
     json_object_set_new(d, "params_per_gpu", cmd_json_bytes(r->params_per_gpu));
+    if (o->train && o->t.lora_rank > 0)
+        json_object_set_new(d, "trainable_params_per_gpu",
+                            cmd_json_bytes(r->trainable_params_per_gpu));
     json_object_set_new(d, "zero3_gather_bytes", cmd_json_bytes(r->zero3_gather));
     json_object_set_new(d, "communication_buffers_bytes",
                         cmd_json_bytes(r->comm_buffers));

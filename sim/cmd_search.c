@@ -356,7 +356,8 @@ static int run_train(const qopts *o, llm_err *e)
 typedef struct deploy {
     int tp, pp, replicas;           /* colocated */
     int ptp, pr, dtp, dr;           /* disaggregated when pr > 0 */
-    json_t *j;                      /* the run's JSON, or NULL */
+    json_t *j;                      /* the run at its goodput, or NULL */
+    double load_scale;              /* that load over the file's */
     char error[256];
 } deploy;
 
@@ -393,8 +394,17 @@ static int by_goodput(const void *pa, const void *pb)
     return ta > tb ? -1 : ta < tb;
 }
 
-static void run_deploy(const char *file, const char *const *fsets,
-                       int nfsets, int gpus, deploy *d)
+/* The load knob of the workload: a trace's rate_scale, or the synthetic
+ * arrival rate. */
+typedef struct load {
+    const char *key;
+    double base;
+} load;
+
+/* One simulation of d at `scale` x the file's load. */
+static json_t *simulate_deploy(const char *file, const char *const *fsets,
+                               int nfsets, int gpus, const deploy *d,
+                               const load *ld, double scale, llm_err *e)
 {
     char sets[16][160];
     char *argv[4 + 2 * 64 + 2 * 16];
@@ -408,6 +418,7 @@ static void run_deploy(const char *file, const char *const *fsets,
 #define SET(...) (snprintf(sets[k], sizeof sets[k], __VA_ARGS__), \
                   argv[n++] = "--set", argv[n++] = sets[k++])
     SET("gpus=%d", gpus);
+    SET("%s=%.6g", ld->key, ld->base * scale);
     if (d->pr > 0) {
         SET("serving.prefill_replicas=%d", d->pr);
         SET("serving.decode_replicas=%d", d->dr);
@@ -424,9 +435,56 @@ static void run_deploy(const char *file, const char *const *fsets,
     }
 #undef SET
     argv[n] = NULL;
+    json_t *j = NULL;
+    if (cmd_serve_json(n, argv, &j, e))
+        return NULL;
+    return j;
+}
+
+/* DistServe's goodput (Zhong et al., OSDI 2024): the highest load at
+ * which SEARCH_ATTAIN of requests meet both SLOs, found by doubling or
+ * halving the file's load, then bisecting; d->j is the run there. */
+#define SEARCH_ATTAIN 0.9
+static void run_deploy(const char *file, const char *const *fsets,
+                       int nfsets, int gpus, const load *ld, deploy *d)
+{
     llm_err e = {{0}};
-    if (cmd_serve_json(n, argv, &d->j, &e))
-        snprintf(d->error, sizeof d->error, "%s", e.msg);
+    double lo = 0, hi = 0;
+    json_t *best = NULL;
+    /* one probe: keeps the run when it meets the SLOs */
+#define PROBE(scale)                                                          \
+    do {                                                                      \
+        double sc_ = (scale);                                                 \
+        json_t *j_ = simulate_deploy(file, fsets, nfsets, gpus, d, ld, sc_,   \
+                                     &e);                                     \
+        if (!j_)                                                              \
+            goto failed;                                                      \
+        if (json_number_value(json_object_get(j_, "slo_attainment")) >=       \
+            SEARCH_ATTAIN) {                                                  \
+            lo = sc_;                                                         \
+            json_decref(best);                                                \
+            best = j_;                                                        \
+        } else {                                                              \
+            hi = sc_;                                                         \
+            json_decref(j_);                                                  \
+        }                                                                     \
+    } while (0)
+    PROBE(1.0);
+    for (int i = 0; i < 6 && hi == 0; i++)
+        PROBE(lo * 2);
+    for (int i = 0; i < 6 && lo == 0; i++)
+        PROBE(hi / 2);
+    for (int i = 0; i < 4 && lo > 0 && hi > 0; i++)
+        PROBE((lo + hi) / 2);
+#undef PROBE
+    if (!best)
+        snprintf(d->error, sizeof d->error, "meets the SLOs at no load tried");
+    d->j = best;
+    d->load_scale = lo;
+    return;
+failed:
+    snprintf(d->error, sizeof d->error, "%s", e.msg);
+    json_decref(best);
 }
 
 static int serve_candidates(const cmd_env *v, int gpus, deploy **out, int *nout,
@@ -483,8 +541,16 @@ static int search_serving(const char *file, const char *const *sets,
         cmd_env_free(v);
         return -1;
     }
+    load ld = x.trace[0] ? (load){"workload.rate_scale", x.rate_scale}
+                         : (load){"workload.rate", x.rate};
+    if (!x.trace[0] && x.rate <= 0) {
+        free(d);
+        cmd_env_free(v);
+        return err_set(e, "%s: search needs a load to scale (workload.rate "
+                          "or a trace)", file);
+    }
     for (int i = 0; i < n; i++)
-        run_deploy(file, sets, nsets, gpus, &d[i]);
+        run_deploy(file, sets, nsets, gpus, &ld, &d[i]);
     qsort(d, (size_t)n, sizeof *d, by_goodput);
     *dout = d;
     *nout = n;

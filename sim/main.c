@@ -16,6 +16,7 @@ static const cmd_def *const commands[] = {
     &cmd_serve_def,
     &cmd_sweep_def,
     &cmd_search_def,
+    &cmd_compare_def,
     &cmd_kernel_def,
     &cmd_calibrate_def,
 };

@@ -221,9 +221,12 @@ static double lora_parts(const model_spec *m, const model_tensor *t)
 
 /* Rows are a linear's inputs and columns its outputs (model.c), so each
  * of its `parts` linears has r·(in + out/parts) adapter parameters.  On a
- * GPU they are sharded like the tensor: Megatron-style LoRA layers keep
- * one of the two factors whole on every TP rank, r·in or r·out more per
- * linear, under 1% of the adapters here and not modelled. */
+ * GPU both factors are sharded like the tensor, as NeMo's
+ * ParallelLinearAdapter does (A split over r beside a column-parallel
+ * linear, over its inputs beside a row-parallel one; B over its outputs).
+ * PEFT's Megatron backend keeps one factor whole instead: r·in or r·out
+ * more per linear, a few times the adapters at TP 8 but still under 1%
+ * of the frozen weights; not modelled. */
 double mem_lora_tensor_params(const model_spec *m, int r, int layer,
                               const model_tensor *t, int tp, int ep)
 {

@@ -86,7 +86,11 @@ static double lin_bwd(ctx *c, double m, double n, double k)
  * then ·B, beside the base GEMM (Hu et al. 2021, eq. 3), and both
  * factors' data and weight gradients backward.  Unfused, as PEFT and
  * NeMo run them: skinny GEMMs (r columns or rows) that the cost model
- * finds memory- or latency-bound, which is what they are. */
+ * finds memory- or latency-bound, which is what they are.  The full rank
+ * r on every TP rank: NeMo splits a column-parallel linear's A over r,
+ * but reading x (T x in) bounds that GEMM either way; the gather of the
+ * T x r product is not modelled.  Under TP the adapters weigh more
+ * against the base GEMMs, which TP divides and reading x does not. */
 static void lora_cost(ctx *c, double in, double out, double *fwd,
                       double *bwd)
 {
