@@ -11,6 +11,7 @@
 #include "cfg.h"
 #include "cfg_util.h"
 #include "cmd.h"
+#include "par.h"
 #include "search.h"
 #include "util.h"
 
@@ -487,6 +488,56 @@ failed:
     json_decref(best);
 }
 
+/* Deployments run on all cores; each comes back as {"scale", "error",
+ * "run"} text. */
+typedef struct deploy_ctx {
+    const char *file;
+    const char *const *sets;
+    int nsets, gpus;
+    const load *ld;
+    deploy *d;
+    int n, next;
+} deploy_ctx;
+
+static long deploy_next(void *ctx)
+{
+    deploy_ctx *c = ctx;
+    return c->next < c->n ? c->next++ : -1;
+}
+
+static char *deploy_job(long i, void *ctx)
+{
+    deploy_ctx *c = ctx;
+    deploy *d = &c->d[i];
+    run_deploy(c->file, c->sets, c->nsets, c->gpus, c->ld, d);
+    json_t *j = json_object();
+    json_object_set_new(j, "scale", json_real(d->load_scale));
+    json_object_set_new(j, "error", json_string(d->error));
+    if (d->j)
+        json_object_set(j, "run", d->j);
+    char *t = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
+                                JSON_REAL_PRECISION(17));
+    json_decref(j);
+    json_decref(d->j);
+    d->j = NULL;
+    return t;
+}
+
+static int deploy_done(long i, const char *text, void *ctx)
+{
+    deploy_ctx *c = ctx;
+    deploy *d = &c->d[i];
+    json_t *j = json_loads(text, 0, NULL);
+    if (!j)
+        return -1;
+    d->load_scale = json_number_value(json_object_get(j, "scale"));
+    snprintf(d->error, sizeof d->error, "%s",
+             json_string_value(json_object_get(j, "error")));
+    d->j = json_incref(json_object_get(j, "run"));
+    json_decref(j);
+    return 0;
+}
+
 static int serve_candidates(const cmd_env *v, int gpus, deploy **out, int *nout,
                             llm_err *e)
 {
@@ -549,8 +600,12 @@ static int search_serving(const char *file, const char *const *sets,
         return err_set(e, "%s: search needs a load to scale (workload.rate "
                           "or a trace)", file);
     }
-    for (int i = 0; i < n; i++)
-        run_deploy(file, sets, nsets, gpus, &ld, &d[i]);
+    deploy_ctx dc = {file, sets, nsets, gpus, &ld, d, n, 0};
+    if (par_run(par_cpus(), deploy_next, deploy_job, deploy_done, &dc, e)) {
+        free(d);
+        cmd_env_free(v);
+        return -1;
+    }
     qsort(d, (size_t)n, sizeof *d, by_goodput);
     *dout = d;
     *nout = n;

@@ -1,15 +1,10 @@
 /* llmsim sweep — one experiment over a grid of config values, into a
  * resumable CSV file, on all cores (fork) or across machines (MPI). */
-#include <errno.h>
 #include <getopt.h>
 #include <libconfig.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +15,7 @@
 #include "cfg.h"
 #include "cfg_util.h"
 #include "cmd.h"
+#include "par.h"
 #include "sweep.h"
 #include "util.h"
 
@@ -256,57 +252,16 @@ static void progress_show(progress *p)
     fflush(stderr);
 }
 
-/* ---- local workers (fork) --------------------------------------------- */
+/* ---- local workers ------------------------------------------------------- */
 
-static int read_all(int fd, void *buf, size_t n)
-{
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void child(int in, int out, const sopts *o, const sweep_spec *s)
-{
-    int64_t i;
-    while (read_all(in, &i, sizeof i) == 0 && i >= 0) {
-        char *msg = encode((long)i, o, s);
-        uint64_t len = msg ? strlen(msg) : 0;
-        if (write_all(out, &i, sizeof i) || write_all(out, &len, sizeof len) ||
-            write_all(out, msg ? msg : "", len))
-            _exit(1);
-        free(msg);
-    }
-    _exit(0);
-}
-
-typedef struct worker {
-    pid_t pid;
-    int to, from; /* pipes: point indices out, results back */
-    bool busy;
-} worker;
+typedef struct local {
+    const sopts *o;
+    const sweep_spec *s;
+    sweep_file *f;
+    progress *p;
+    long cursor;
+    llm_err *e;
+} local;
 
 static long next_todo(const sweep_file *f, long *cursor)
 {
@@ -315,108 +270,35 @@ static long next_todo(const sweep_file *f, long *cursor)
     return *cursor < f->spec->npoints ? (*cursor)++ : -1;
 }
 
-static int give(worker *w, long i)
+static long local_next(void *ctx)
 {
-    int64_t v = i;
-    w->busy = i >= 0;
-    return write_all(w->to, &v, sizeof v);
+    local *l = ctx;
+    return next_todo(l->f, &l->cursor);
 }
 
-static int spawn(worker *w, const sopts *o, const sweep_spec *s, llm_err *e)
+static char *local_job(long i, void *ctx)
 {
-    int a[2], b[2];
-    if (pipe(a) || pipe(b))
-        return err_set(e, "sweep: pipe: %s", strerror(errno));
-    fflush(NULL);
-    w->pid = fork();
-    if (w->pid < 0)
-        return err_set(e, "sweep: fork: %s", strerror(errno));
-    if (w->pid == 0) {
-        close(a[1]);
-        close(b[0]);
-        child(a[0], b[1], o, s);
-    }
-    close(a[0]);
-    close(b[1]);
-    w->to = a[1];
-    w->from = b[0];
+    local *l = ctx;
+    return encode(i, l->o, l->s);
+}
+
+static int local_done(long i, const char *msg, void *ctx)
+{
+    local *l = ctx;
+    if (record(l->f, i, msg, l->e))
+        return -1;
+    l->p->done++;
+    progress_show(l->p);
     return 0;
-}
-
-static int collect(worker *w, sweep_file *f, progress *p, llm_err *e)
-{
-    int64_t i;
-    uint64_t len;
-    if (read_all(w->from, &i, sizeof i) || read_all(w->from, &len, sizeof len))
-        return err_set(e, "sweep: a worker died (point lost; rerun to "
-                          "resume)");
-    char *msg = malloc(len + 1);
-    if (!msg || read_all(w->from, msg, len)) {
-        free(msg);
-        return err_set(e, "sweep: a worker died (rerun to resume)");
-    }
-    msg[len] = '\0';
-    w->busy = false;
-    int rc = record(f, (long)i, msg, e);
-    free(msg);
-    p->done++;
-    progress_show(p);
-    return rc;
 }
 
 static int run_local(const sopts *o, const sweep_spec *s, sweep_file *f,
                      progress *p, llm_err *e)
 {
-    long cursor = 0, todo = s->npoints - f->ndone;
-    int nw = o->jobs < todo ? o->jobs : (int)todo;
-    if (nw <= 1) { /* in this process: nothing to fork for */
-        for (long i; (i = next_todo(f, &cursor)) >= 0;) {
-            char *msg = encode(i, o, s);
-            int rc = msg ? record(f, i, msg, e) : err_set(e, "out of memory");
-            free(msg);
-            if (rc)
-                return -1;
-            p->done++;
-            progress_show(p);
-        }
-        return 0;
-    }
-    worker *w = calloc((size_t)nw, sizeof *w);
-    struct pollfd *pf = calloc((size_t)nw, sizeof *pf);
-    int rc = w && pf ? 0 : err_set(e, "out of memory");
-    int started = 0;
-    for (; !rc && started < nw; started++)
-        if ((rc = spawn(&w[started], o, s, e)) == 0)
-            rc = give(&w[started], next_todo(f, &cursor));
-    for (bool any = true; !rc && any;) {
-        any = false;
-        for (int k = 0; k < started; k++) {
-            pf[k] = (struct pollfd){.fd = w[k].busy ? w[k].from : -1,
-                                    .events = POLLIN};
-            any |= w[k].busy;
-        }
-        if (!any)
-            break;
-        if (poll(pf, (nfds_t)started, -1) < 0 && errno != EINTR) {
-            rc = err_set(e, "sweep: poll: %s", strerror(errno));
-            break;
-        }
-        for (int k = 0; k < started && !rc; k++)
-            if (pf[k].revents && w[k].busy &&
-                (rc = collect(&w[k], f, p, e)) == 0)
-                rc = give(&w[k], next_todo(f, &cursor)) &&
-                     err_set(e, "sweep: a worker died (rerun to resume)");
-    }
-    for (int k = 0; k < started; k++) {
-        close(w[k].to); /* end of input: the worker exits */
-        close(w[k].from);
-        if (rc)
-            kill(w[k].pid, SIGTERM);
-        waitpid(w[k].pid, NULL, 0);
-    }
-    free(w);
-    free(pf);
-    return rc;
+    local l = {o, s, f, p, 0, e};
+    long todo = s->npoints - f->ndone;
+    int jobs = o->jobs < todo ? o->jobs : (int)todo;
+    return par_run(jobs, local_next, local_job, local_done, &l, e);
 }
 
 /* ---- MPI: rank 0 hands out points, the others run them ----------------- */
@@ -601,8 +483,7 @@ static int run(int argc, char **argv, llm_err *e)
     sopts o;
     memset(&o, 0, sizeof o);
     o.progress = true;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    o.jobs = cores > 0 ? (int)cores : 1;
+    o.jobs = par_cpus();
     int rank = 0, size = 1;
 #ifdef LLMSIM_MPI
     MPI_Init(NULL, NULL);
