@@ -306,6 +306,8 @@ json_t *cmd_json_plan(const mem_train *p)
                         json_string(mem_schedule_names[p->schedule]));
     json_object_set_new(o, "vpp", json_integer(p->vpp));
     json_object_set_new(o, "precision", json_string(dtype_name(p->precision)));
+    if (p->lora_rank > 0)
+        json_object_set_new(o, "lora_rank", json_integer(p->lora_rank));
     return o;
 }
 

@@ -1525,8 +1525,7 @@ int train_estimate(const train_input *in, train_result *r, llm_err *e)
         return -1;
     int gpus = mem_train_gpus(p);
     double tokens = (double)c.M * p->micro_batch * p->dp * p->seq_len;
-    double model_flops =
-        3 * model_flops_per_token_fwd(in->m, p->seq_len) * tokens;
+    double model_flops = step_flops_per_token(in->m, p) * tokens;
     r->step_s = step;
     r->microbatches = c.M;
     r->tokens_per_s = tokens / step;

@@ -371,6 +371,27 @@ run 1 train-moe-imbalance-low -- train --model mixtral-8x7b --cluster dgx-h100 -
 has 'moe-imbalance'
 run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
 has 'DOES NOT FIT'
+# LoRA: the 70B fine-tune that full training cannot fit on 8 A100s
+run 0 train-lora -- train --model llama-2-70b --cluster dgx-a100 --tp 8 --pp 1 --dp 1 \
+    --micro-batch 1 --global-batch 16 --seq-len 4096 --recompute full --lora-rank 16 --json
+has '"fits": true'
+has '"step_time_s": [0-9]'
+run 1 train-lora-negative -- train --model llama-2-70b --cluster dgx-a100 --tp 8 --pp 1 --dp 1 \
+    --micro-batch 1 --global-batch 16 --seq-len 4096 --lora-rank -1
+has '--lora-rank: -1 is out of range'
+quiet
+run 1 train-lora-config-negative -- train configs/train-llama2-7b-8xh100.cfg --set parallel.lora_rank=-1
+has 'lora_rank: -1 is out of range'
+quiet
+run 0 train-lora-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.lora_rank=16 \
+    --set parallel.global_batch=16
+has 'LoRA rank 16'
+run 0 memory-lora -- memory --model llama-2-70b --gpu h100-sxm --train --tp 4 --seq-len 4096 \
+    --recompute full --lora-rank 16
+has 'LoRA rank-16 adapter params'
+has 'h100-sxm .*: fits'
+run 1 memory-lora-without-train -- memory --model llama-2-70b --gpu h100-sxm --lora-rank 16
+has '--lora-rank is a training option'
 
 # serving
 SV="serve --model llama-2-7b --cluster dgx-h100 --tp 1 --gpus 1"

@@ -313,6 +313,104 @@ static void test_recommend_minimal(void **state)
     gpu_catalog_free(&c);
 }
 
+/* LoRA (Hu et al. 2021) on Llama-2-70B at r = 16: adapters A (r x in)
+ * and B (out x r) on q, k, v, o, gate, up and down of each of the 80
+ * layers are the only trained parameters.  Per layer Σ(in + out):
+ * q 8192+8192, k and v 8192+1024 each, o 8192+8192, gate and up
+ * 8192+28672 each, down 28672+8192 = 161,792; x 16 x 80 = 207,093,760. */
+static void test_lora_llama70b(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-70b", &m);
+    mem_overhead o = no_overhead();
+    mem_train p;
+    mem_train_defaults(&p);
+    p.seq_len = 4096;
+    p.recompute = RECOMPUTE_FULL;
+    mem_result full, lora;
+    mem_train_breakdown(&m, &p, &o, &full);
+    p.lora_rank = 16;
+    mem_train_breakdown(&m, &p, &o, &lora);
+    const double h = m.hidden, qd = (double)m.heads * m.head_dim,
+                 kvd = (double)m.kv_heads * m.head_dim, f = m.ffn;
+    const double per_layer = (h + qd) + 2 * (h + kvd) + (qd + h) +
+                             2 * (h + f) + (f + h);
+    const double want = m.layers * 16.0 * per_layer;
+    assert_true(per_layer == 161792);
+    assert_true(lora.trainable_params_per_gpu == want);
+    assert_true(mem_lora_params_total(&m, 16) == want);
+    assert_true(full.trainable_params_per_gpu == full.params_per_gpu);
+    /* gradients, fp32 master and Adam moments for the adapters alone */
+    double per_param = mem_grad_bytes_per_param(&p) +
+                       mem_optimizer_bytes_per_param(&p);
+    assert_true(per_param == 2 + 12);
+    assert_close(lora.gradients + lora.optimizer, want * per_param, 1e-12);
+    /* the frozen base is held as in full training, and the adapters' own
+     * 16-bit copy beside it (0.3% of it) */
+    assert_true(lora.params_per_gpu == full.params_per_gpu);
+    assert_close(lora.weights, full.weights + 2 * want, 1e-12);
+    assert_true(lora.activations == full.activations);
+    /* TP shards the adapters like their linears (8 KV heads over tp 8) */
+    p.tp = 8;
+    mem_train_breakdown(&m, &p, &o, &lora);
+    assert_close(lora.trainable_params_per_gpu, want / 8, 1e-12);
+    /* an MoE layer adapts its attention only: Mixtral's 32 layers, q and
+     * o 4096+4096, k and v 4096+1024 */
+    model_spec mx;
+    load_model("mixtral-8x7b", &mx);
+    assert_true(mem_lora_params_total(&mx, 8) ==
+                32 * 8.0 * (2 * 8192 + 2 * 5120));
+}
+
+/* The question it answers: a 70B fine-tune at micro-batch 1, seq 4096 on
+ * 8 x A100-80GB or 4 x H100-80GB.  Full training's 16 B/param of model
+ * states (1.1 TB) fits neither; LoRA keeps 2 B/param of frozen weights
+ * (138 GB over the TP group) and fits both. */
+static void test_lora_70b_fits(void **state)
+{
+    (void)state;
+    gpu_catalog c;
+    llm_err e;
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    const gpu_spec *a100 = gpu_find(&c, "a100-sxm-80gb"),
+                   *h100 = gpu_find(&c, "h100-sxm");
+    assert_non_null(a100);
+    assert_non_null(h100);
+    model_spec m;
+    load_model("llama-2-70b", &m);
+    mem_overhead o;
+    mem_overhead_defaults(&o);
+    struct {
+        const gpu_spec *g;
+        int tp, dp, zero;
+        mem_recompute rc;
+    } plans[] = {
+        {a100, 8, 1, 0, RECOMPUTE_FULL},      /* 8 x A100 */
+        {a100, 8, 1, 0, RECOMPUTE_SELECTIVE},
+        {a100, 4, 2, 3, RECOMPUTE_FULL},
+        {h100, 4, 1, 0, RECOMPUTE_FULL},      /* 4 x H100 */
+        {h100, 4, 1, 0, RECOMPUTE_SELECTIVE},
+        {h100, 2, 2, 3, RECOMPUTE_FULL},
+    };
+    for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
+        mem_train p;
+        mem_train_defaults(&p);
+        p.tp = plans[i].tp, p.dp = plans[i].dp, p.zero = plans[i].zero;
+        p.recompute = plans[i].rc;
+        p.micro_batch = 1, p.seq_len = 4096;
+        assert_int_equal(mem_train_check(&m, &p, &e), 0);
+        mem_result full, lora;
+        mem_train_breakdown(&m, &p, &o, &full);
+        p.lora_rank = 16;
+        assert_int_equal(mem_train_check(&m, &p, &e), 0);
+        mem_train_breakdown(&m, &p, &o, &lora);
+        assert_true(full.total > plans[i].g->memory_bytes);
+        assert_true(lora.total < plans[i].g->memory_bytes);
+    }
+    gpu_catalog_free(&c);
+}
+
 static void test_plan_errors(void **state)
 {
     (void)state;
@@ -336,6 +434,13 @@ static void test_plan_errors(void **state)
     p.global_batch = 10;
     assert_int_equal(mem_train_check(&m, &p, &e), -1);
     assert_non_null(strstr(e.msg, "--global-batch"));
+    p.global_batch = 0;
+    p.lora_rank = -1;
+    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "--lora-rank -1"));
+    p.lora_rank = 16; /* LoRA with any ZeRO stage */
+    for (p.zero = 0; p.zero <= 3; p.zero++)
+        assert_int_equal(mem_train_check(&m, &p, &e), 0);
 }
 
 int main(void)
@@ -351,6 +456,8 @@ int main(void)
         cmocka_unit_test(test_int4_weights),
         cmocka_unit_test(test_remedies_sorted),
         cmocka_unit_test(test_recommend_minimal),
+        cmocka_unit_test(test_lora_llama70b),
+        cmocka_unit_test(test_lora_70b_fits),
         cmocka_unit_test(test_plan_errors),
     };
     return cmocka_run_group_tests_name("mem", tests, NULL, NULL);

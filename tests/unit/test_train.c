@@ -7,7 +7,7 @@
 static train_result run(env *v, const mem_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
-                      free_comm, false, NULL, NULL, NULL};
+                      free_comm, false, NULL, NULL, NULL, 0};
     train_result r;
     llm_err e;
     if (train_simulate(&in, &r, &e) != 0) {
@@ -172,7 +172,7 @@ static void test_full_equals_representative(void **state)
     p.tp = 4, p.pp = 1, p.dp = 4, p.zero = 1, p.global_batch = 16;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, NULL};
+                      false, NULL, NULL, NULL, 0};
     train_result a, b;
     llm_err e;
     assert_int_equal(train_simulate(&in, &a, &e), 0);
@@ -299,7 +299,7 @@ static void test_input_pipeline(void **state)
     train_loader_defaults(&l);
     l.workers = 2, l.sample_s = 1e-6;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, &l};
+                      false, NULL, NULL, &l, 0};
     train_result r;
     llm_err e;
     assert_int_equal(train_simulate(&in, &r, &e), 0);
@@ -379,6 +379,114 @@ static void test_unfused_attention(void **state)
     env_close(&v);
 }
 
+/* LoRA on one GPU: the step is still the sum of its ops, with each base
+ * GEMM's backward its data gradient alone (one GEMM of the forward's
+ * size, no weight gradient), the rank-16 adapters' x·A and ·B GEMMs
+ * forward and their data and weight gradients backward, no embedding
+ * backward, and Adam over the adapters only (Llama-3-8B as above). */
+static void test_lora_single_gpu_sum_of_ops(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-3-8b");
+    v.t->ngpu = 1;
+    mem_train p;
+    mem_train_defaults(&p);
+    p.micro_batch = 2, p.global_batch = 2, p.seq_len = 4096;
+    p.lora_rank = 16;
+    train_result r = run(&v, &p, false);
+    const double T = 8192, h = 4096, f = 14336, V = 128256, L = 32, R = 16;
+    double layer = 0;
+    const double sh[4][2] = {{h + 2 * 1024, h}, {h, h}, {2 * f, h}, {h, f}};
+    for (int i = 0; i < 4; i++) /* forward, data gradient */
+        layer += gemm(&v, T, sh[i][0], sh[i][1]) +
+                 gemm(&v, T, sh[i][1], sh[i][0]);
+    /* adapters (in, out): q, k, v, o, gate, up, down */
+    const double ad[7][2] = {{h, h}, {h, 1024}, {h, 1024}, {h, h},
+                             {h, f},  {h, f},    {f, h}};
+    for (int i = 0; i < 7; i++) {
+        double in = ad[i][0], out = ad[i][1];
+        layer += gemm(&v, T, R, in) + gemm(&v, T, out, R);     /* x·A·B */
+        layer += gemm(&v, T, in, R) + gemm(&v, in, R, T);      /* dx, dA */
+        layer += gemm(&v, T, R, out) + gemm(&v, R, out, T);    /* d(xA), dB */
+    }
+    double at = op(&v, (cost_op){.kind = OP_ATTN_PREFILL, .dt = DT_BF16,
+                                 .batch = 2, .heads = 32, .kv_heads = 8,
+                                 .head_dim = 128, .v_head_dim = 128,
+                                 .q_len = 4096, .kv_len = 4096, .causal = true,
+                                 .flash = true});
+    layer += 3.5 * at; /* attention's backward is unchanged */
+    double act = op(&v, (cost_op){.kind = OP_ELEMENTWISE, .dt = DT_BF16,
+                                  .elems = T * f, .reads = 2, .writes = 1,
+                                  .mem = MEM_ACTIVATION});
+    double nrm = op(&v, (cost_op){.kind = OP_NORM, .dt = DT_BF16, .elems = T * h});
+    double add = op(&v, (cost_op){.kind = OP_ELEMENTWISE, .dt = DT_BF16,
+                                  .elems = T * h, .reads = 2, .writes = 1});
+    layer += 3 * act + 3 * (2 * nrm + 2 * add);
+    double emb = op(&v, (cost_op){.kind = OP_EMBEDDING, .dt = DT_BF16,
+                                  .elems = T * h});
+    double head = gemm(&v, T, V, h) + gemm(&v, T, h, V);
+    double ce = 2 * op(&v, (cost_op){.kind = OP_SOFTMAX, .dt = DT_BF16,
+                                     .elems = T * V});
+    /* per layer r·Σ(in + out) = 16 x (2·8192 + 2·5120 + 2·18432 + 18432) */
+    double trained = L * R * (2 * 2 * h + 2 * (h + 1024) + 3 * (h + f));
+    assert_close(mem_lora_params_total(&v.m, 16), trained, 1e-15);
+    double adam = op(&v, (cost_op){.kind = OP_OPTIMIZER, .dt = DT_FP32,
+                                   .elems = trained});
+    double want = L * layer + emb + head + ce + adam;
+    assert_close(r.step_s, want, 1e-6);
+    /* model FLOPs are the ones done: forward, data gradients (the dense
+     * part once more), attention's backward 2x, adapters 6 per param */
+    double fwd = model_flops_per_token_fwd(&v.m, 4096),
+           dense = model_flops_per_token_dense(&v.m);
+    double flops = T * (2 * fwd + (fwd - dense) + 6 * trained);
+    assert_close(r.model_tflops_per_gpu, flops / r.step_s / 1e12, 1e-9);
+    assert_close(r.hw_tflops_per_gpu, r.model_tflops_per_gpu, 1e-12);
+    v.t->ngpu = 8;
+    env_close(&v);
+}
+
+/* LoRA against full training on the same plan (Llama-2-7B, data
+ * parallel over 8 H100s).  Backward loses each base GEMM's weight
+ * gradient: GEMM work goes from 3 to 2 forwards, so the step shrinks by
+ * at most 1/3 (all of it GEMMs), less attention's unchanged backward and
+ * the adapters' skinny GEMMs.  Only the adapters' gradients are reduced:
+ * train_dp_bytes of r·Σ(in + out) = 16 x 32 x 78,080 = 39,976,960
+ * parameters, under 1% of the 6.7B. */
+static void test_lora_step(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    mem_train p;
+    mem_train_defaults(&p);
+    p.dp = 8, p.micro_batch = 1, p.global_batch = 64, p.seq_len = 4096;
+    train_result full = run(&v, &p, false);
+    p.lora_rank = 16;
+    train_result lora = run(&v, &p, false);
+    double cut = 1 - lora.step_s / full.step_s;
+    assert_true(cut > 0.15 && cut < 1.0 / 3);
+    assert_true(lora.fwd_s > full.fwd_s); /* the adapters' forward */
+    assert_true(lora.bwd_s < full.bwd_s);
+    const double trained = 16 * 32 * (4 * 8192.0 + 3 * (4096 + 11008));
+    assert_true(trained == 39976960);
+    assert_close(lora.dp_bytes_per_gpu, train_dp_bytes(&p, trained, 2),
+                 1e-12);
+    assert_close(lora.dp_bytes_per_gpu, 2 * trained * 2 * 7 / 8.0, 1e-12);
+    assert_true(lora.dp_bytes_per_gpu < 0.01 * full.dp_bytes_per_gpu);
+    assert_true(lora.memory.gradients < 0.01 * full.memory.gradients);
+    /* ZeRO-3: each of the 8 microbatches gathers every weight twice (the
+     * frozen base is still sharded) and reduce-scatters the adapters'
+     * gradients once */
+    p.zero = 3;
+    lora = run(&v, &p, false);
+    double per = 2 * 7 / 8.0; /* bytes per parameter a ring pass sends */
+    /* the step counts every weight but the final norm's 4096 */
+    double all = model_params_total(&v.m) - 4096 + trained;
+    assert_close(lora.dp_bytes_per_gpu, 8 * (trained + 2 * all) * per, 1e-9);
+    env_close(&v);
+}
+
 static void test_bad_plans(void **state)
 {
     (void)state;
@@ -387,7 +495,7 @@ static void test_bad_plans(void **state)
     mem_train p;
     mem_train_defaults(&p);
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, NULL};
+                      false, NULL, NULL, NULL, 0};
     train_result r;
     llm_err e;
     p.tp = 4; /* 4 GPUs on an 8-GPU node */
@@ -400,6 +508,9 @@ static void test_bad_plans(void **state)
     p.tp = 2, p.pp = 2, p.dp = 2, p.global_batch = 3;
     assert_int_equal(train_simulate(&in, &r, &e), -1);
     assert_non_null(strstr(e.msg, "--global-batch 3"));
+    p.tp = 8, p.pp = 1, p.dp = 1, p.global_batch = 0, p.lora_rank = -1;
+    assert_int_equal(train_simulate(&in, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "--lora-rank -1"));
     env_close(&v);
 }
 
@@ -416,6 +527,8 @@ int main(void)
         cmocka_unit_test(test_input_pipeline),
         cmocka_unit_test(test_moe_imbalance),
         cmocka_unit_test(test_unfused_attention),
+        cmocka_unit_test(test_lora_single_gpu_sum_of_ops),
+        cmocka_unit_test(test_lora_step),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, catalog_setup, catalog_teardown);
