@@ -397,7 +397,7 @@ static void verdict(const compare_file *f, const outcome *o, char *buf,
     /* why: per-GPU datasheet ratios x GPU counts, the largest first */
     const gpu_spec *a = o[w].gpu, *b = o[r].gpu;
     dtype d = DT_BF16;
-    const char *dn = "BF16";
+    const char *dn = "bf16";
     if (o[w].train) {
         const char *p = json_string_value(
             json_object_get(json_object_get(o[w].train, "plan"), "precision"));
@@ -405,31 +405,29 @@ static void verdict(const compare_file *f, const outcome *o, char *buf,
             dn = p;
     }
     double ga = o[w].gpus, gb = o[r].gpus;
-    struct {
-        const char *what;
-        double ratio;
-    } why[4] = {
-        {"tensor FLOP/s", ga * a->peak_flops[d] / (gb * b->peak_flops[d])},
-        {"HBM bandwidth", ga * a->mem_bw_Bps / (gb * b->mem_bw_Bps)},
-        {"NVLink bandwidth per GPU", a->nvlink_Bps / fmax(b->nvlink_Bps, 1)},
-        {"memory", ga * a->memory_bytes / (gb * b->memory_bytes)},
-    };
-    int k = 0;
-    for (int i = 1; i < 4; i++)
-        if (fabs(log(why[i].ratio)) > fabs(log(why[k].ratio)))
-            k = i;
-    snprintf(buf + len, n - len,
-             ". Biggest reason: %s has %.2fx the %s %s of %s%s, at %.2fx the "
-             "purchase price.",
-             f->c[w].name, why[0].ratio, dn, why[0].what, f->c[r].name,
-             k != 0 ? "" : "", o[w].purchase_usd / fmax(o[r].purchase_usd, 1));
-    if (k != 0) {
-        size_t l2 = strlen(buf);
-        if (l2 > 0 && buf[l2 - 1] == '.')
-            buf[--l2] = '\0';
-        snprintf(buf + l2, n - l2, "; its %s is %.2fx.", why[k].what,
-                 why[k].ratio);
-    }
+    double fl = ga * a->peak_flops[d] / (gb * b->peak_flops[d]);
+    double bw = ga * a->mem_bw_Bps / (gb * b->mem_bw_Bps);
+    double mem = ga * a->memory_bytes / (gb * b->memory_bytes);
+    double price = o[w].purchase_usd / fmax(o[r].purchase_usd, 1);
+    /* what carries it: training leans on FLOP/s, decoding on HBM */
+    const char *carry = best_t >= 0 ? (fl >= bw ? "tensor FLOP/s"
+                                                : "HBM bandwidth")
+                                    : (bw >= fl ? "HBM bandwidth"
+                                                : "tensor FLOP/s");
+    len += (size_t)snprintf(buf + len, n - len,
+                            ". Biggest reason: %s has %.2fx the %s tensor "
+                            "FLOP/s, %.2fx the HBM bandwidth and %.2fx the "
+                            "memory of %s at %.2fx the purchase price; the "
+                            "%s carry it.",
+                            f->c[w].name, fl, dn, bw, mem, f->c[r].name,
+                            price, carry);
+    bool fp8a = gpu_has(a, GPU_CAP_FP8), fp8b = gpu_has(b, GPU_CAP_FP8);
+    if (len < n && fp8a != fp8b)
+        snprintf(buf + len, n - len, " Only %s has FP8 tensor cores%s.",
+                 fp8a ? f->c[w].name : f->c[r].name,
+                 d == DT_FP8 ? ", and this workload uses them"
+                             : ", which this workload does not use (set "
+                               "precision = \"fp8\" to see them)");
 }
 
 /* ---- output ------------------------------------------------------------------ */

@@ -319,16 +319,7 @@ int cmd_search_train(const cfg_experiment *x, int simulate, struct search_result
         return -1;
     train_input in = {&v->m, &x->plan, v->t, v->t->gpu, &v->cc, &v->kc,
                       &v->ov, false, false, NULL, NULL, NULL, x->gpus};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = search_train(&in, &x->plan, simulate, s, e);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    /* wall time on stderr: stdout stays byte-identical run to run */
-    if (!rc)
-        fprintf(stderr, "search: %ld plans in %.2f s\n", s->enumerated,
-                (double)(t1.tv_sec - t0.tv_sec) +
-                    1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
-    return rc;
+    return search_train(&in, &x->plan, simulate, s, e);
 }
 
 static int run_train(const qopts *o, llm_err *e)
@@ -338,8 +329,15 @@ static int run_train(const qopts *o, llm_err *e)
         return EXIT_BAD_INPUT;
     cmd_env v;
     search_result s;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (cmd_search_train(&x, o->simulate, &s, &v, e))
         return EXIT_BAD_INPUT;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* wall time on stderr: stdout stays byte-identical run to run */
+    fprintf(stderr, "search: %ld plans in %.2f s\n", s.enumerated,
+            (double)(t1.tv_sec - t0.tv_sec) +
+                1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     char why[1200];
     why_text(&s, &v, why, sizeof why);
     if (o->json)
