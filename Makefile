@@ -68,7 +68,11 @@ cli: $(BIN)
 	@$(if $(filter llmsim,$(BIN)),,LLMSIM_DATA=$(CURDIR)) LLMSIM=./$(BIN) \
 	  sh tests/cli/run.sh
 
+# the MPI build too, so the command-line tests can check mpirun's sweep
 test: deps
+	@$(MAKE) --no-print-directory all
+	@if pkg-config --exists ompi-c && command -v mpirun >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory MPI=1 all >/dev/null; fi
 	@$(MAKE) --no-print-directory unit cli
 
 asan: deps
@@ -83,16 +87,11 @@ valgrind: deps all $(TESTBIN)
 	@LLMSIM="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./llmsim" \
 	  sh tests/cli/run.sh
 
+# The headline question: 8 x A100 or 4 x H100 for a 70B model?
 demo: deps
 	@$(MAKE) --no-print-directory all
-	./llmsim memory --model llama-2-70b --gpu a100-sxm-80gb,h100-sxm,h200 \
-	  --inference --batch 8 --context 4096 --dtype fp16 || test $$? -eq 2
-	./llmsim memory --model llama-2-70b --inference --batch 8 --context 4096 \
-	  --dtype fp16 --recommend
-	./llmsim train configs/train-llama2-7b-8xh100.cfg --timeline demo-step.csv
-	gnuplot -e "in='demo-step.csv'; out='demo-step.png'" plots/timeline.gp
-	./llmsim serve configs/serve-llama2-70b-8xh100.cfg
-	@echo "demo: the training step's timeline is in demo-step.png"
+	./llmsim compare configs/compare-8xa100-vs-4xh100.cfg --png demo-compare.png
+	@echo "demo: the comparison's picture is in demo-compare.png"
 
 $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libllmsim.a
 	$(CC) $(CFLAGS_ALL) -Isim -o $@ $< $(BUILD)/libllmsim.a $(LDLIBS_ALL)

@@ -276,15 +276,23 @@ static int run_training(const compare_file *f, const cluster_spec *c,
     if (cmd_train_json(a.n, a.v, &o->train, e))
         return -1;
     if (!search) {
+        /* the plan as it ran, for its name */
+        json_t *pj = json_object_get(o->train, "plan");
         mem_train p;
         mem_train_defaults(&p);
-        json_t *pj = json_object_get(o->train, "plan");
-        p.tp = (int)json_integer_value(json_object_get(pj, "tp"));
-        p.pp = (int)json_integer_value(json_object_get(pj, "pp"));
-        p.dp = (int)json_integer_value(json_object_get(pj, "dp"));
-        p.micro_batch =
-            (int)json_integer_value(json_object_get(pj, "micro_batch"));
-        p.zero = (int)json_integer_value(json_object_get(pj, "zero"));
+        int *ints[] = {&p.tp, &p.pp, &p.dp, &p.cp, &p.ep, &p.micro_batch,
+                       &p.zero, &p.vpp};
+        const char *keys[] = {"tp", "pp", "dp", "cp", "ep", "micro_batch",
+                              "zero", "vpp"};
+        for (int k = 0; k < 8; k++)
+            *ints[k] = (int)json_integer_value(json_object_get(pj, keys[k]));
+        int v;
+        if (cmd_pick("recompute", json_string_value(json_object_get(pj,
+                     "recompute")), mem_recompute_names, 3, &v, e) == 0)
+            p.recompute = (mem_recompute)v;
+        if (cmd_pick("schedule", json_string_value(json_object_get(pj,
+                     "schedule")), mem_schedule_names, 3, &v, e) == 0)
+            p.schedule = (mem_schedule)v;
         search_plan_name(&p, o->train_plan, sizeof o->train_plan);
     }
     return 0;
@@ -597,7 +605,7 @@ static int render_png(const compare_file *f, const outcome *o,
     fclose(out.fp);
     out.fp = NULL;
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "gnuplot > /dev/null 2>&1");
+    snprintf(cmd, sizeof cmd, "gnuplot > /dev/null");
     FILE *g = popen(cmd, "w");
     if (!g) {
         remove(out.tmp);
@@ -625,16 +633,17 @@ static int render_png(const compare_file *f, const outcome *o,
         {"train tokens/J", 0, NULL}, {"serve goodput", 1, NULL},
         {"serve tokens/$", 1, NULL}, {"serve tokens/J", 1, NULL},
     };
+    int rows = 0;
     for (int k = 0; k < 6; k++) {
         double v[CMP_MAX];
-        bool ok = true;
+        int ran = 0;
         for (int i = 0; i < f->n; i++) {
             const outcome *x = &o[i];
             json_t *j = m[k].kind ? x->serve : x->train;
-            if (!j) {
-                ok = false;
-                break;
-            }
+            v[i] = 0; /* could not run: a bar of 0 */
+            if (!j)
+                continue;
+            ran++;
             switch (k) {
             case 0: v[i] = num(j, "tokens_per_s"); break;
             case 1: v[i] = x->te.tokens_per_usd; break;
@@ -644,15 +653,22 @@ static int render_png(const compare_file *f, const outcome *o,
             default: v[i] = 1 / fmax(x->se.energy_j_per_mtok, 1e-30); break;
             }
         }
-        if (!ok || v[0] <= 0)
-            continue;
+        if (ran == 0 || v[0] <= 0)
+            continue; /* nothing to compare, or nothing to compare to */
+        rows++;
         fprintf(g, "%s", m[k].name);
         for (int i = 0; i < f->n; i++)
             fprintf(g, "\t%.4f", v[i] / v[0]);
         fprintf(g, "\n");
     }
-    fprintf(g, "EOD\nplot for [c=2:%d] $d using c:xtic(1) title "
-               "columnheader(c)\n", f->n + 1);
+    if (rows == 0)
+        fprintf(g, "nothing\t1\nEOD\nset label 1 '%s could not run "
+                   "the workload' at graph 0.5, 0.5 center\nunset key\n"
+                   "plot $d using 2:xtic(1) with points notitle\n",
+                f->c[0].name);
+    else
+        fprintf(g, "EOD\nplot for [c=2:%d] $d using c:xtic(1) title "
+                   "columnheader(c)\n", f->n + 1);
     int rc = pclose(g);
     if (rc != 0) {
         remove(out.tmp);

@@ -504,5 +504,124 @@ run 1 serve-csv-unwritable -- $SV --rate 1 --prompt-len 5 --output-len 5 --reque
 has '/nonexistent/r.csv'
 quiet
 
+# ---- decision tools: compare, sweep, search ----
+# compare of a cluster with itself: every ratio is 1.00
+cat >"$tmp/self.cfg" <<'CFG'
+description = "DGX H100 vs itself";
+training = "configs/train-llama2-7b-8xh100.cfg";
+clusters = ( { name = "left"; cluster = "dgx-h100"; gpus = 8; },
+             { name = "right"; cluster = "dgx-h100"; gpus = 8; } );
+search = false;
+CFG
+run 0 compare-self -- compare "$tmp/self.cfg"
+has 'left gives 1\.00x the training tokens per dollar of right \(1\.00x the speed\)'
+has '1\.00x the bf16 tensor FLOP/s, 1\.00x the HBM bandwidth and 1\.00x the memory'
+run 0 compare-self-json -- compare "$tmp/self.cfg" --json
+if awk -F': ' '/"tokens_per_s":/ { v[n++] = $2 } END { exit !(n == 2 && v[0] == v[1]) }' \
+    "$tmp/out"; then ok; else bad "the two clusters' tokens_per_s differ"; fi
+# 8 x A100 vs 4 x H100 on one small workload, with the bar chart
+cat >"$tmp/ah.cfg" <<'CFG'
+description = "Llama-2-7B training";
+training = "configs/train-llama2-7b-8xh100.cfg";
+clusters = ( { name = "8 x A100"; cluster = "dgx-a100"; gpus = 8; },
+             { name = "4 x H100"; cluster = "dgx-h100"; gpus = 4;
+               set = ( "parallel.dp=1", "parallel.zero=0" ); } );
+search = false;
+CFG
+run 1 compare-bad-option -- compare "$tmp/ah.cfg" --pgn x.png
+has 'unknown option'
+quiet
+run 0 compare-a100-h100 -- compare "$tmp/ah.cfg" --no-search --png "$tmp/ah.png"
+has 'Verdict: 4 x H100 gives'
+if head -c 4 "$tmp/ah.png" 2>/dev/null | grep -q PNG; then ok; else bad "no PNG written"; fi
+cat >"$tmp/one.cfg" <<'CFG'
+training = "configs/train-llama2-7b-8xh100.cfg";
+clusters = ( { name = "only"; cluster = "dgx-h100"; } );
+CFG
+run 1 compare-one-cluster -- compare "$tmp/one.cfg"
+has 'one.cfg:2: clusters: expected a list of 2 to 8 groups'
+quiet
+cat >"$tmp/typo.cfg" <<'CFG'
+training = "configs/train-llama2-7b-8xh100.cfg";
+clusters = ( { name = "a"; cluster = "dgx-h100"; gpus = 8; },
+             { name = "b"; cluster = "dgx-h100"; gpu = 8; } );
+CFG
+run 1 compare-typo -- compare "$tmp/typo.cfg"
+has 'typo.cfg:3: gpu: unknown key \(did you mean "gpus"\?\)'
+quiet
+
+# sweep: every point once, in point order; bad specs are clear errors
+SW="sweep configs/train-llama2-7b-8xh100.cfg --set parallel.dp=0 --set parallel.microbatches=8"
+run 0 sweep-grid -- $SW --vary parallel.tp=1,2 --vary nodes=1:2 --out "$tmp/g.csv" -j 2
+if [ "$(awk -F, 'NR > 1 { print $1 }' "$tmp/g.csv" | tr '\n' ' ')" = "0 1 2 3 " ]; then ok
+else bad "points not 0..3 in order"; fi
+has '4 points \(training experiment\)'
+run 0 sweep-serial -- $SW --vary parallel.tp=1,2 --vary nodes=1:2 --out "$tmp/g1.csv" -j 1
+if cmp -s "$tmp/g.csv" "$tmp/g1.csv"; then ok; else bad "-j 2 and -j 1 CSVs differ"; fi
+run 0 sweep-rerun-skips -- $SW --vary parallel.tp=1,2 --vary nodes=1:2 --out "$tmp/g.csv"
+has 'holds 4 of 4 points; running the other 0'
+if cmp -s "$tmp/g.csv" "$tmp/g1.csv"; then ok; else bad "a rerun changed the CSV"; fi
+run 1 sweep-unknown-field -- $SW --vary parallel.tpp=1,2 --out "$tmp/u.csv"
+has 'vary parallel.tpp=1: .*tpp: unknown key \(did you mean "tp"\?\)'
+quiet
+if [ -e "$tmp/u.csv" ]; then bad "a refused sweep left its CSV"; else ok; fi
+run 1 sweep-empty-range -- $SW --vary nodes=8:1 --out "$tmp/u.csv"
+has 'nodes=8:1": empty range \(LO 8 > HI 1; expected LO <= HI\)'
+quiet
+run 1 sweep-wrong-type -- $SW --vary parallel.tp=two --out "$tmp/u.csv"
+has 'wrong type'
+run 1 sweep-nothing -- sweep configs/train-llama2-7b-8xh100.cfg --out "$tmp/u.csv"
+has 'nothing varies'
+run 1 sweep-other-file -- $SW --vary parallel.tp=1,4 --vary nodes=1:2 --out "$tmp/g.csv"
+has 'g.csv:4: point 2 has parallel.tp=2 where this sweep has 4'
+# killed mid-way (SIGKILL, after three rows), then resumed: every point
+# exactly once, and the same bytes as a sweep never interrupted
+SS="sweep configs/serve-llama2-70b-8xh100.cfg --set workload.requests=400 --vary workload.rate_scale=0.5:4:0.5 --vary serving.tp=4,8 -j 1"
+# shellcheck disable=SC2086
+$L $SS --out "$tmp/k.csv" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ "$(cat "$tmp/k.csv" 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 1200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+cur=sweep-killed
+n=$(($(wc -l <"$tmp/k.csv") - 1))
+if [ "$n" -ge 3 ] && [ "$n" -lt 16 ]; then ok; else bad "$n rows after the kill (expected 3..15)"; fi
+run 0 sweep-resumed -- $SS --out "$tmp/k.csv"
+has "holds $n of 16 points; running the other $((16 - n))"
+if [ "$(awk -F, 'NR > 1 { print $1 }' "$tmp/k.csv" | sort -n | uniq | wc -l)" -eq 16 ] &&
+    [ "$(wc -l <"$tmp/k.csv")" -eq 17 ]; then ok; else bad "not 16 distinct points"; fi
+run 0 sweep-uninterrupted -- $SS --out "$tmp/k2.csv"
+if cmp -s "$tmp/k.csv" "$tmp/k2.csv"; then ok; else bad "resumed CSV differs from an uninterrupted one"; fi
+# MPI: rank 0 writes what the serial sweep writes
+if [ -x ./llmsim-mpi ] && command -v mpirun >/dev/null 2>&1 && [ "$L" = ./llmsim ]; then
+    cur=sweep-mpi
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        mpirun -n 2 --oversubscribe ./llmsim-mpi $SW --vary parallel.tp=1,2 \
+        --vary nodes=1:2 --out "$tmp/m.csv" >"$tmp/out" 2>"$tmp/err"
+    if cmp -s "$tmp/m.csv" "$tmp/g1.csv"; then ok; else
+        bad "mpirun -n 2 CSV differs from the serial one"; head -5 "$tmp/err"; fi
+fi
+
+# search: ranked plans fit, the first is the fastest, no fit is status 2
+run 0 search-7b -- search configs/train-llama2-7b-8xh100.cfg --top 5 --json
+if awk -F': ' '/"step_time_s":/ { sub(/,$/, "", $2); v[n++] = $2 + 0 }
+    END { if (n != 5) exit 1; for (i = 1; i < n; i++) if (v[i] < v[0]) exit 1 }' \
+    "$tmp/out"; then ok; else bad "5 plans, the first the fastest"; fi
+if awk -F': ' '/"memory_peak_bytes":/ { sub(/,$/, "", $2); if ($2 + 0 > 85523536282) exit 1 }' \
+    "$tmp/out"; then ok; else bad "a ranked plan does not fit"; fi
+has '"why": "Why: tp'
+run 0 search-human -- search --model llama-2-7b --cluster dgx-h100 --global-batch 64 --seq-len 4096 --top 3
+has '^  3 +tp'
+has 'plans enumerated'
+run 2 search-no-fit -- search --model gpt3-175b --cluster dgx-a100 --global-batch 8 --seq-len 2048
+has 'no plan fits'
+run 1 search-no-batch -- search --model llama-2-7b --cluster dgx-h100 --seq-len 4096
+has 'a global batch is needed'
+quiet
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
