@@ -194,7 +194,8 @@ int search_train(const train_input *base, const mem_train *tmpl,
         free(w.dropped.c);
         return -1;
     }
-    qsort(w.fit.c, (size_t)w.fit.n, sizeof *w.fit.c, by_estimate);
+    if (w.fit.n > 0)
+        qsort(w.fit.c, (size_t)w.fit.n, sizeof *w.fit.c, by_estimate);
     int k = w.fit.n < simulate ? (int)w.fit.n : simulate;
     out->ranked = calloc((size_t)(k ? k : 1), sizeof *out->ranked);
     if (!out->ranked) {
