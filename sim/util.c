@@ -1,4 +1,5 @@
 #include "util.h"
+#include <sys/stat.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -157,6 +158,10 @@ int util_out_open(util_outfile *o, const char *path, llm_err *e)
         o->fp = NULL;
         return err_set(e, "%s: cannot create: %s", path, strerror(errno));
     }
+    /* mkstemp makes it 0600; an output file gets what open(2) would give */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     o->fp = fdopen(fd, "w");
     if (!o->fp)
         return err_set(e, "%s: cannot open: %s", path, strerror(errno));
