@@ -14,6 +14,7 @@
 #include "coll.h"
 #include "engine.h"
 #include "serve.h"
+#include "search.h"
 #include "train.h"
 #include "wl.h"
 
@@ -127,9 +128,10 @@ static topo *one_switch(int n, const gpu_catalog *cat)
 }
 
 /* One training step; prints wall time and events. */
+/* One training step, or (search_top > 0) the plan search around p. */
 static void bench_train(const char *what, const char *model_name,
                         const char *node, int nodes, mem_train p,
-                        gpu_catalog *cat)
+                        int search_top, gpu_catalog *cat)
 {
     llm_err e;
     model_spec m;
@@ -151,16 +153,24 @@ static void bench_train(const char *what, const char *model_name,
         return;
     }
     train_input in = {&m, &p, t, t->gpu, &cc, &kc, &ov, false, false, NULL, NULL,
-                      NULL};
+                      NULL, 0};
     train_result r;
+    search_result sr;
     double t0 = now_s();
-    int rc = train_simulate(&in, &r, &e);
+    int rc = search_top > 0 ? search_train(&in, &p, search_top, &sr, &e)
+                            : train_simulate(&in, &r, &e);
     double dt = now_s() - t0;
     if (rc)
         printf("%s: %s\n", what, e.msg);
+    else if (search_top > 0)
+        printf("%-58s %8.3f s wall, %ld plans, %ld fit, best %.2f s\n", what,
+               dt, sr.enumerated, sr.fitted,
+               sr.nranked ? sr.ranked[0].r.step_s : 0.0);
     else
         printf("%-58s %8.3f s wall, %9llu events; step %.2f s, MFU %.1f%%\n",
                what, dt, (unsigned long long)r.events, r.step_s, 100 * r.mfu);
+    if (!rc && search_top > 0)
+        search_free(&sr);
     cost_calib_free(&cc);
     topo_destroy(t);
 }
@@ -247,13 +257,13 @@ int main(void)
     p.tp = 8, p.pp = 8, p.dp = 16, p.global_batch = 1536, p.seq_len = 2048;
     p.recompute = RECOMPUTE_FULL;
     bench_train("train: GPT-3 175B, 1,024 A100 (TP 8, PP 8, DP 16, 1F1B)",
-                "gpt3-175b", "dgx-a100", 128, p, &cat);
+                "gpt3-175b", "dgx-a100", 128, p, 0, &cat);
     mem_train_defaults(&p);
     p.tp = 8, p.pp = 14, p.dp = 144, p.sp = true, p.global_batch = 2016;
     p.seq_len = 8192, p.schedule = SCHED_INTERLEAVED, p.vpp = 3;
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
     bench_train("train: Llama-3.1 405B, 16,128 H100 (TP 8, PP 14 x 3, DP 144)",
-                "llama-3.1-405b", "dgx-h100", 2016, p, &cat);
+                "llama-3.1-405b", "dgx-h100", 2016, p, 0, &cat);
     /* all 16,384: 126 layers split evenly only in 1, 2, 3, 6, 7, ...
      * stages, so context parallelism takes the other factor of two */
     mem_train_defaults(&p);
@@ -261,7 +271,15 @@ int main(void)
     p.global_batch = 2048, p.seq_len = 8192;
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
     bench_train("train: Llama-3.1 405B, 16,384 H100 (TP 8, CP 2, PP 2, DP 512)",
-                "llama-3.1-405b", "dgx-h100", 2048, p, &cat);
+                "llama-3.1-405b", "dgx-h100", 2048, p, 0, &cat);
+    mem_train_defaults(&p);
+    p.global_batch = 256, p.seq_len = 8192;
+    bench_train("search: Llama-3 70B, 64 H100, 256 x 8192 tokens",
+                "llama-3-70b", "dgx-h100", 8, p, 24, &cat);
+    mem_train_defaults(&p);
+    p.global_batch = 1536, p.seq_len = 2048;
+    bench_train("search: GPT-3 175B, 1,024 A100, 1536 x 2048 tokens",
+                "gpt3-175b", "dgx-a100", 128, p, 24, &cat);
     bench_serve("serve: Azure conv. trace (19,366 req), 70B, 8 H100 TP 8", "configs/traces/azure-llm-2023-conv.csv",
                 8, 1, 0, &cat);
     bench_serve("serve: the same, 2 replicas of TP 4",
