@@ -38,7 +38,7 @@ TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(if $(filter build-mpi,$(BUILD)),llmsim-mpi,$(BUILD)/llmsim))
 
-.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee
+.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee plots
 
 all: $(BIN)
 
@@ -123,6 +123,38 @@ knee: deps
 	  --output-len empirical:configs/traces/azure-llm-2023-conv.csv \
 	  --requests 3000 --seed 1 --slo-ttft 1000 --slo-tpot 100
 	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).png'; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" plots/serve-knee.gp
+
+# The README's pictures, PNG and SVG, from the ready experiments.  Sweep
+# files are removed first: a sweep resumes whatever its --out file holds.
+P = plots
+SCALING = $(P)/scaling-llama2-13b-dgx-a100
+MEMORY = $(P)/memory-llama3-70b-64xh100
+CDF = $(P)/latency-cdf-llama2-70b-8xh100
+TIMELINE = $(P)/timeline-llama2-7b-8xh100
+COMPARE = $(P)/compare-8xa100-vs-4xh100
+plots: deps
+	@$(MAKE) --no-print-directory all
+	./llmsim compare configs/compare-8xa100-vs-4xh100.cfg --png $(COMPARE).png >/dev/null
+	./llmsim compare configs/compare-8xa100-vs-4xh100.cfg --png $(COMPARE).svg >/dev/null
+	rm -f $(SCALING).csv
+	./llmsim sweep configs/sweep-scaling-interconnect.cfg --no-progress
+	sh $(P)/scaling.sh $(SCALING).csv $(SCALING).dat
+	for t in png svg; do gnuplot -e "in='$(SCALING).dat'; out='$(SCALING).$$t'; term='$$t'; title='Llama-2-13B weak scaling on DGX A100: TP 8 in a node, data parallel over InfiniBand'" $(P)/scaling.gp; done
+	rm -f $(MEMORY).csv
+	./llmsim sweep configs/train-llama3-70b-64xh100.cfg --vary parallel.zero=0,1,2,3 \
+	  --vary parallel.recompute=none,selective,full --out $(MEMORY).csv --no-progress
+	sh $(P)/memory.sh $(MEMORY).csv $(MEMORY).dat
+	for t in png svg; do gnuplot -e "in='$(MEMORY).dat'; out='$(MEMORY).$$t'; term='$$t'; title='Llama-3-70B on 64 H100 (TP 8 x PP 4 interleaved x DP 2): memory per GPU at the peak'" $(P)/memory.gp; done
+	./llmsim serve configs/serve-llama2-70b-8xh100.cfg --requests 3000 --csv $(CDF).csv >/dev/null
+	./llmsim serve configs/serve-llama2-70b-8xh100.cfg --requests 3000 --set serving.tp=8 \
+	  --set serving.replicas=1 --csv $(CDF)-tp8.csv >/dev/null
+	for t in png svg; do gnuplot -e "in='$(CDF).csv'; label1='2 replicas of TP 4'; in2='$(CDF)-tp8.csv'; label2='1 replica of TP 8'; out='$(CDF).$$t'; term='$$t'; title='Llama-2-70B on 8 x H100, Azure conversation trace (first 3,000 requests)'" $(P)/latency-cdf.gp; done
+	./llmsim train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --dp 2 --sp \
+	  --global-batch 16 --seq-len 4096 --recompute selective --zero 1 --timeline $(TIMELINE).csv >/dev/null
+	for t in png svg; do gnuplot -e "in='$(TIMELINE).csv'; out='$(TIMELINE).$$t'; term='$$t'; title='Llama-2-7B on 8 x H100, TP 2 x PP 2 x DP 2: one training step'" $(P)/timeline.gp; done
+	@$(MAKE) --no-print-directory knee
+	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).svg'; term='svg'; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" $(P)/serve-knee.gp
+	@echo "plots: PNG and SVG in $(P)/"
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/llmsim/topologies \

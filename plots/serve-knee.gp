@@ -1,9 +1,16 @@
 # The latency-throughput knee from plots/serve-knee.sh's CSV.
 # Usage: gnuplot -e "in='knee.csv'; out='knee.png'; title='...'" plots/serve-knee.gp
+#   (term='svg' writes SVG instead of PNG)
 if (!exists("in")) in = 'knee.csv'
 if (!exists("out")) out = 'knee.png'
 if (!exists("title")) title = 'serving: latency against throughput'
-set terminal pngcairo size 1200,440 font "sans,10"
+if (!exists("term")) term = 'png'
+if (term ne 'png' && term ne 'svg') { exit error "term='" . term . "': expected 'png' or 'svg'" }
+if (term eq 'svg') {
+    set terminal svg size 1200,440 font "sans,10" dynamic background rgb "white"
+} else {
+    set terminal pngcairo size 1200,440 font "sans,10"
+}
 set output out
 set datafile separator ","
 set multiplot layout 1,2 title title

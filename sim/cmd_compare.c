@@ -42,7 +42,8 @@ static const char usage[] =
     "  train_tokens = 1.0e9;   # time and cost to train this many\n"
     "  search = true;\n\n"
     "--png renders the comparison as bars (each metric relative to the\n"
-    "first cluster; higher is better) with gnuplot.  JSON keys: clusters\n"
+    "first cluster; higher is better) with gnuplot (SVG when FILE ends in\n"
+    ".svg).  JSON keys: clusters\n"
     "[{name, gpu, gpus, purchase_usd, tdp_w, training {...}, serving\n"
     "{...}}], verdict.\n";
 
@@ -611,8 +612,11 @@ static int render_png(const compare_file *f, const outcome *o,
         remove(out.tmp);
         return err_set(e, "--png: cannot run gnuplot (install gnuplot-nox)");
     }
-    fprintf(g, "set terminal pngcairo size 1100,560 font 'sans,11'\n"
-               "set output '%s'\n", out.tmp);
+    if (util_ends_with(png, ".svg"))
+        fprintf(g, "set terminal svg size 1100,560 font 'sans,11'\n");
+    else
+        fprintf(g, "set terminal pngcairo size 1100,560 font 'sans,11'\n");
+    fprintf(g, "set output '%s'\n", out.tmp);
     fprintf(g, "set title \"%s\"\nset style data histograms\n"
                "set style histogram clustered gap 1\nset style fill solid 0.85 "
                "border -1\nset boxwidth 0.9\nset grid ytics\nset key top left\n"
