@@ -412,6 +412,17 @@ static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
     if (s->naxes == 0)
         return err_set(e, "sweep: nothing varies (expected --vary KEY=VALUES "
                           "or sweep = { vary = (...); } in %s)", o->file);
+    FILE *fp = fopen(o->file, "rb");
+    if (!fp)
+        return err_set(e, "%s: cannot read", o->file);
+    util_buf b = {0};
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+        util_buf_append(&b, chunk, n);
+    fclose(fp);
+    sweep_fingerprint(s, b.s ? b.s : "", b.len, o->sets, o->nsets);
+    free(b.s);
     return check_axes(o, s, e);
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,24 @@ void sweep_free(sweep_spec *s)
     memset(s, 0, sizeof *s);
 }
 
+static uint64_t fnv(uint64_t h, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+void sweep_fingerprint(sweep_spec *s, const char *bytes, size_t len,
+                       const char *const *sets, int nsets)
+{
+    uint64_t h = fnv(14695981039346656037ULL, bytes, len);
+    for (int i = 0; i < nsets; i++)
+        h = fnv(h, sets[i], strlen(sets[i]) + 1);
+    snprintf(s->id, sizeof s->id, "%016llx", (unsigned long long)h);
+}
+
 const char *sweep_value(const sweep_spec *s, long point, int axis)
 {
     long stride = 1;
@@ -320,7 +339,7 @@ static int csv_split(const char *line, strvec *out)
 
 static void base_header(util_buf *b, const sweep_spec *s)
 {
-    util_buf_printf(b, "point");
+    util_buf_printf(b, "point,sweep");
     for (int i = 0; i < s->naxes; i++) {
         util_buf_printf(b, ",");
         csv_field(b, s->axes[i].key);
@@ -411,9 +430,17 @@ static int read_row(sweep_file *f, const char *line, int lineno, llm_err *e)
     int rc = 0;
     char *end;
     long point = -1;
-    if (csv_split(line, &c) || c.n < 3 + s->naxes) {
-        rc = err_set(e, "%s:%d: a broken row (expected point, %d axis "
-                        "values, status and error)", f->path, lineno, s->naxes);
+    if (csv_split(line, &c) || c.n < 4 + s->naxes) {
+        rc = err_set(e, "%s:%d: a broken row (expected point, sweep, %d "
+                        "axis values, status and error)", f->path, lineno,
+                     s->naxes);
+        goto out;
+    }
+    if (strcmp(c.v[1], s->id) != 0) {
+        rc = err_set(e, "%s:%d: written by another sweep (its experiment "
+                        "file or --set options differ: %s, this one %s); "
+                        "remove the file or name another with --out",
+                     f->path, lineno, c.v[1], s->id);
         goto out;
     }
     point = strtol(c.v[0], &end, 10);
@@ -424,10 +451,10 @@ static int read_row(sweep_file *f, const char *line, int lineno, llm_err *e)
         goto out;
     }
     for (int a = 0; a < s->naxes; a++)
-        if (strcmp(c.v[1 + a], sweep_value(s, point, a)) != 0) {
+        if (strcmp(c.v[2 + a], sweep_value(s, point, a)) != 0) {
             rc = err_set(e, "%s:%d: point %ld has %s=%s where this sweep has "
                             "%s; remove the file or name another with --out",
-                         f->path, lineno, point, s->axes[a].key, c.v[1 + a],
+                         f->path, lineno, point, s->axes[a].key, c.v[2 + a],
                          sweep_value(s, point, a));
             goto out;
         }
@@ -566,7 +593,7 @@ static int append_row(sweep_file *f, long point, json_t *j, const char *error,
     if (!f->header)
         rc = write_header(f, names, n, e) || flush_held(f, e);
     util_buf b = {0};
-    util_buf_printf(&b, "%ld", point);
+    util_buf_printf(&b, "%ld,%s", point, f->spec->id);
     for (int a = 0; a < f->spec->naxes; a++) {
         util_buf_printf(&b, ",");
         csv_field(&b, sweep_value(f->spec, point, a));

@@ -6,7 +6,8 @@
  * fixed index (row-major, the last axis fastest), so a result row names
  * its point and a rerun can skip the points its file already holds.
  *
- * The file: a header "point,<axis keys>,status,error,<outputs>", then one
+ * The file: a header "point,sweep,<axis keys>,status,error,<outputs>"
+ * (sweep: the experiment's fingerprint), then one
  * row per finished point, appended with one write(2) and fsync'd as each
  * finishes, in the order they finish.  The output columns are the
  * flattened scalar keys of the first successful point's JSON ("a.b" for
@@ -33,6 +34,10 @@ typedef struct sweep_spec {
     sweep_axis *axes;
     int naxes;
     long npoints; /* product of the axes' sizes; 1 with no axis */
+    /* what the points run: a hash of the experiment file's bytes and the
+     * fixed --set options (the caller's, sweep_fingerprint); every row
+     * carries it, so a file from a changed experiment is not resumed */
+    char id[24];
 } sweep_spec;
 
 /* Adds "KEY=V1,V2,..." or "KEY=LO:HI[:STEP]" (arithmetic, inclusive) or
@@ -41,6 +46,11 @@ typedef struct sweep_spec {
  * than SWEEP_MAX_POINTS points. */
 int sweep_add_axis(sweep_spec *s, const char *spec, llm_err *e);
 void sweep_free(sweep_spec *s);
+
+/* Fingerprints the experiment: FNV-1a over `bytes` (the file) and each of
+ * `sets`, into s->id. */
+void sweep_fingerprint(sweep_spec *s, const char *bytes, size_t len,
+                       const char *const *sets, int nsets);
 
 /* Axis a's value at point i. */
 const char *sweep_value(const sweep_spec *s, long point, int axis);

@@ -574,6 +574,9 @@ run 1 sweep-nothing -- sweep configs/train-llama2-7b-8xh100.cfg --out "$tmp/u.cs
 has 'nothing varies'
 run 1 sweep-other-file -- $SW --vary parallel.tp=1,4 --vary nodes=1:2 --out "$tmp/g.csv"
 has 'g.csv:4: point 2 has parallel.tp=2 where this sweep has 4'
+run 1 sweep-changed-experiment -- $SW --set parallel.zero=0 --vary parallel.tp=1,2 \
+    --vary nodes=1:2 --out "$tmp/g.csv"
+has 'g.csv:2: written by another sweep \(its experiment file or --set options differ'
 # killed mid-way (SIGKILL, after three rows), then resumed: every point
 # exactly once, and the same bytes as a sweep never interrupted
 SS="sweep configs/serve-llama2-70b-8xh100.cfg --set workload.requests=400 --vary workload.rate_scale=0.5:4:0.5 --vary serving.tp=4,8 -j 1"

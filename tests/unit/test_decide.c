@@ -99,6 +99,11 @@ static void test_file_resume(void **state)
     sweep_spec s = {0};
     llm_err e;
     assert_int_equal(sweep_add_axis(&s, "parallel.tp=1,2,4", &e), 0);
+    const char *sets[] = {"nodes=2"};
+    sweep_fingerprint(&s, "model = \"m\";", 13, sets, 1);
+    assert_int_equal((int)strlen(s.id), 16);
+    char id[24], want[512];
+    snprintf(id, sizeof id, "%s", s.id);
     char path[64];
     snprintf(path, sizeof path, "/tmp/llmsim-sweep-XXXXXX");
     int fd = mkstemp(path);
@@ -113,7 +118,7 @@ static void test_file_resume(void **state)
     sweep_close(&f);
     /* a killed writer's torn line */
     FILE *a = fopen(path, "a");
-    fputs("0,1,ok,,1.5", a);
+    fprintf(a, "0,%s,1,ok,,1.5", id);
     fclose(a);
     assert_int_equal(sweep_open(&f, path, &s, &e), 0);
     assert_int_equal(f.ndone, 2);
@@ -124,17 +129,25 @@ static void test_file_resume(void **state)
     json_decref(j);
     assert_int_equal(sweep_finish(&f, &e), 0);
     sweep_close(&f);
-    assert_string_equal(
-        slurp(path),
-        "point,parallel.tp,status,error,step_time_s,exposed_comm_s.dp,gpu\n"
-        "0,1,ok,,1,0.1,\"h100,sxm\"\n"
-        "1,2,error,does not fit,,,\n"
-        "2,4,ok,,2,0.2,\"h100,sxm\"\n");
-    /* another sweep's file is refused, naming the line */
+    snprintf(want, sizeof want,
+             "point,sweep,parallel.tp,status,error,step_time_s,"
+             "exposed_comm_s.dp,gpu\n"
+             "0,%s,1,ok,,1,0.1,\"h100,sxm\"\n"
+             "1,%s,2,error,does not fit,,,\n"
+             "2,%s,4,ok,,2,0.2,\"h100,sxm\"\n", id, id, id);
+    assert_string_equal(slurp(path), want);
+    /* another sweep's file is refused, naming the line: other values */
     sweep_spec t = {0};
     assert_int_equal(sweep_add_axis(&t, "parallel.tp=1,2,8", &e), 0);
+    snprintf(t.id, sizeof t.id, "%s", id);
     assert_int_equal(sweep_open(&f, path, &t, &e), -1);
     assert_non_null(strstr(e.msg, ":4: point 2 has parallel.tp=4"));
+    sweep_free(&t);
+    /* ... or the same values from a changed experiment */
+    assert_int_equal(sweep_add_axis(&t, "parallel.tp=1,2,4", &e), 0);
+    sweep_fingerprint(&t, "model = \"n\";", 13, sets, 1);
+    assert_int_equal(sweep_open(&f, path, &t, &e), -1);
+    assert_non_null(strstr(e.msg, ":2: written by another sweep"));
     sweep_free(&t);
     unlink(path);
     sweep_free(&s);
