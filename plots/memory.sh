@@ -77,7 +77,7 @@ NR == 1 {
     csvsplit($0, f)
     if (f[col["status"]] != "ok") next
     l1 = ""; l2 = ""
-    for (i = first; i < col["status"]; i++)
+    for (i = first; i < col["status"]; i++) if (h[i] != "sweep")
         if (l1 == "") l1 = axis(h[i], f[i])
         else l2 = l2 (l2 != "" ? ", " : "") axis(h[i], f[i])
     if (l1 == "") l1 = "point " f[1]

@@ -54,10 +54,10 @@ NR == 1 {
             " (not a training sweep?)" > "/dev/stderr"
         exit 2
     }
-    # the varied axes sit between point and status
+    # the varied axes sit between point (and the sweep fingerprint) and status
     nx = 0
     for (i = 2; i < col["status"]; i++)
-        if (h[i] != "nodes" && h[i] != "gpus" && h[i] != "parallel.dp" &&
+        if (h[i] != "sweep" && h[i] != "nodes" && h[i] != "gpus" && h[i] != "parallel.dp" &&
             h[i] != "net.nvlink_GBps" && h[i] != "net.ib_gbps")
             extra[++nx] = i
     next
