@@ -1295,21 +1295,31 @@ static double step_flops_per_token(const model_spec *m, const mem_train *p)
            6 * mem_lora_params_total(m, p->lora_rank);
 }
 
-int train_simulate(const train_input *in, train_result *r, llm_err *e)
+/* The plan's shape for costing: stages, chunks, microbatches, tokens. */
+static int ctx_init(ctx *c, const train_input *in, llm_err *e)
 {
-    memset(r, 0, sizeof *r);
     if (check_inputs(in, e))
         return -1;
     const mem_train *p = in->plan;
-    ctx c = {.in = in, .m = in->m, .p = p, .P = p->pp,
-             .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
-    c.M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
-                              : p->pp;
-    c.tokens = (double)p->seq_len / p->cp * p->micro_batch;
-    c.dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
-    if (!gpu_supports_dtype(in->gpu, c.dt, NULL) && c.dt == DT_FP8)
+    *c = (ctx){.in = in, .m = in->m, .p = p, .P = p->pp,
+               .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
+    c->M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
+                               : p->pp;
+    c->tokens = (double)p->seq_len / p->cp * p->micro_batch;
+    c->dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
+    if (!gpu_supports_dtype(in->gpu, c->dt, NULL) && c->dt == DT_FP8)
         return err_set(e, "--precision fp8 on %s: no FP8 tensor cores",
                        in->gpu->name);
+    return 0;
+}
+
+int train_simulate(const train_input *in, train_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    ctx c;
+    if (ctx_init(&c, in, e))
+        return -1;
+    const mem_train *p = in->plan;
     sim S;
     memset(&S, 0, sizeof S);
     if (sim_alloc(&S, &c)) {
@@ -1474,18 +1484,10 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
 int train_estimate(const train_input *in, train_result *r, llm_err *e)
 {
     memset(r, 0, sizeof *r);
-    if (check_inputs(in, e))
+    ctx c;
+    if (ctx_init(&c, in, e))
         return -1;
     const mem_train *p = in->plan;
-    ctx c = {.in = in, .m = in->m, .p = p, .P = p->pp,
-             .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
-    c.M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
-                              : p->pp;
-    c.tokens = (double)p->seq_len / p->cp * p->micro_batch;
-    c.dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
-    if (!gpu_supports_dtype(in->gpu, c.dt, NULL) && c.dt == DT_FP8)
-        return err_set(e, "--precision fp8 on %s: no FP8 tensor cores",
-                       in->gpu->name);
     int nv = c.P * c.V;
     vcost *vc = calloc((size_t)nv, sizeof *vc);
     if (!vc)
