@@ -3,8 +3,11 @@
 #   make            build ./llmsim
 #   make demo       install missing packages, build, run the ready example
 #   make test       unit tests (cmocka) + command-line tests
-#   make asan       the same tests under AddressSanitizer + UBSan
+#   make asan       the same tests under AddressSanitizer + UBSan, with
+#                   the simulation invariants enforced (sim/check.h)
+#   make CHECK=1    build-check/llmsim with the invariants enforced
 #   make valgrind   command-line tests under valgrind memcheck
+#   make fuzz       libFuzzer on every input parser, FUZZ_SECONDS (30) each
 #   make install PREFIX=/usr/local
 #   make deps       install what is missing (apt-get as root, else print it)
 
@@ -16,6 +19,12 @@ ifeq ($(MPI),1)
 BUILD ?= build-mpi
 PKGS += ompi-c
 CFLAGS += -DLLMSIM_MPI
+endif
+# make CHECK=1: simulation invariants enforced (sim/check.h: a broken one
+# stops the run with exit status 3), in build-check/; `make asan` has them
+ifeq ($(CHECK),1)
+BUILD ?= build-check
+CFLAGS += -DLLMSIM_CHECK
 endif
 BUILD ?= build
 DEB_PKGS = pkg-config libgsl-dev libconfig-dev libcmocka-dev libjansson-dev \
@@ -36,6 +45,11 @@ LIBSRC = $(filter-out sim/main.c,$(SRC))
 LIBOBJ = $(LIBSRC:sim/%.c=$(BUILD)/%.o)
 TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
+# fuzz targets (fuzz/README.md): `make unit` replays their corpus and
+# regression inputs with $(CC); `make fuzz` fuzzes them with libFuzzer
+FUZZ_TARGETS = model hf gpus topo train serve compare trace lens calib sweep
+REPLAYBIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
+FUZZ_SECONDS ?= 30
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(if $(filter build-mpi,$(BUILD)),llmsim-mpi,$(BUILD)/llmsim))
 
 .PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee plots
@@ -59,9 +73,37 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libllmsim.a
 	@mkdir -p $(BUILD)/tests
 	$(CC) $(CFLAGS_ALL) -Isim -o $@ $< $(BUILD)/libllmsim.a $(TEST_LIBS) $(LDLIBS_ALL)
 
-unit: $(TESTBIN)
+unit: $(TESTBIN) $(REPLAYBIN)
 	@fail=0; for t in $(TESTBIN); do \
-	  LLMSIM_DATA=$(CURDIR) ./$$t || fail=1; done; exit $$fail
+	  LLMSIM_DATA=$(CURDIR) ./$$t || fail=1; done; \
+	for t in $(FUZZ_TARGETS); do LLMSIM_DATA=$(CURDIR) \
+	  ./$(BUILD)/fuzz/replay-$$t fuzz/corpus/$$t fuzz/regress/$$t || fail=1; \
+	done; exit $$fail
+
+$(BUILD)/fuzz/%.o: fuzz/%.c
+	@mkdir -p $(BUILD)/fuzz
+	$(CC) $(CFLAGS_ALL) -Isim -DFUZZ_REPO='"$(CURDIR)"' -c $< -o $@
+
+.PRECIOUS: $(BUILD)/fuzz/%.o
+$(BUILD)/fuzz/replay-%: $(BUILD)/fuzz/replay.o $(BUILD)/fuzz/fuzz_%.o \
+                        $(BUILD)/fuzz/fuzz_util.o $(BUILD)/libllmsim.a
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+# libFuzzer, FUZZ_SECONDS per target (fuzz/run.sh).  clang builds the
+# library again into build-fuzz/ (never build/), with coverage hooks;
+# its warnings are not errors (gcc and -Werror judge the code, not clang).
+.PHONY: fuzz fuzz-bins
+fuzz:
+	@sh tests/deps.sh clang libclang-rt-14-dev pkg-config libgsl-dev libconfig-dev libjansson-dev
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT=-O1 \
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	  CFLAGS="$(CFLAGS) -Wno-unknown-warning-option -Wno-error" fuzz-bins
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh fuzz/run.sh $(FUZZ_TARGETS)
+
+fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-%)
+
+$(BUILD)/fuzz-%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/fuzz_util.o $(BUILD)/libllmsim.a
+	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
 
 # ./llmsim finds the data beside itself; other builds are pointed at it
 cli: $(BIN)
@@ -76,7 +118,7 @@ test: deps
 	@$(MAKE) --no-print-directory unit cli
 
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 CHECK=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  unit cli
 
@@ -169,6 +211,6 @@ install: all
 	  install -D -m 644 "$$f" "$(DESTDIR)$(PREFIX)/share/llmsim/calib/$$f"; done
 
 clean:
-	rm -rf build build-asan build-mpi llmsim llmsim-mpi
+	rm -rf build build-asan build-mpi build-fuzz build-check llmsim llmsim-mpi
 
--include $(wildcard $(BUILD)/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/fuzz/*.d)

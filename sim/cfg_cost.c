@@ -127,7 +127,7 @@ static int load_gemm(const char *path, const gpu_spec *g, cost_calib *cc,
         double *am = malloc(sizeof(double) * (size_t)(t.rows + 1));
         double *an = malloc(sizeof(double) * (size_t)(t.rows + 1));
         double *ak = malloc(sizeof(double) * (size_t)(t.rows + 1));
-        int nm = 0, nn = 0, nk = 0, first = -1;
+        int nm = 0, nn = 0, nk = 0, first = -1, count = 0;
         for (int r = 0; rc == 0 && r < t.rows; r++) {
             dtype rd;
             if (dtype_parse(tsv_get(&t, r, c.dt), &rd) != 0) {
@@ -146,11 +146,23 @@ static int load_gemm(const char *path, const gpu_spec *g, cost_calib *cc,
             }
             if (first < 0)
                 first = r;
+            count++;
             axis_index(am, &nm, m);
             axis_index(an, &nn, n);
             axis_index(ak, &nk, k);
         }
         if (rc || first < 0) {
+            free(am), free(an), free(ak);
+            continue;
+        }
+        /* a complete grid has a row per combination, so more combinations
+         * than rows is an incomplete one (and nm * nn * nk stays an int) */
+        if ((long long)nm * nn * nk > count) {
+            rc = err_at(e, path, t.line[first], "m", "the %s grid misses "
+                        "combinations: %d m, %d n and %d k values need %lld "
+                        "rows, it has %d (expected every combination of the "
+                        "m, n and k values)", dtype_name((dtype)d), nm, nn, nk,
+                        (long long)nm * nn * nk, count);
             free(am), free(an), free(ak);
             continue;
         }

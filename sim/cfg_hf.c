@@ -147,15 +147,25 @@ static int hf_shape(const hfctx *h, model_spec *m)
         hf_int(h, vocab, true, 1, &m->vocab))
         return -1;
     m->kv_heads = hf_bool(h, "multi_query", false) ? 1 : m->heads;
-    m->ffn = 4 * m->hidden;
+    m->ffn = 0; /* absent: 4 x hidden, below */
     m->max_seq = 2048;
     m->head_dim = m->hidden / m->heads;
-    return hf_int(h, kv, false, 1, &m->kv_heads) ||
-                   hf_int(h, ffn, false, 1, &m->ffn) ||
-                   hf_int(h, seq, false, 1, &m->max_seq) ||
-                   hf_int(h, hd, false, 1, &m->head_dim)
-               ? -1
-               : 0;
+    if (hf_int(h, kv, false, 1, &m->kv_heads) ||
+        hf_int(h, ffn, false, 1, &m->ffn) ||
+        hf_int(h, seq, false, 1, &m->max_seq) ||
+        hf_int(h, hd, false, 1, &m->head_dim))
+        return -1;
+    if (m->ffn > 0)
+        return 0;
+    json_t *v;
+    const char *k = find_key(h, hidden, &v);
+    if (4LL * m->hidden > 1000000000) /* the bound every size is held to */
+        return err_at(h->e, h->file, key_line(h, k), k,
+                      "%d is too large for the default intermediate size "
+                      "4 x %s (expected intermediate_size, or %s <= "
+                      "250000000)", m->hidden, k, k);
+    m->ffn = 4 * m->hidden;
+    return 0;
 }
 
 static int hf_moe(const hfctx *h, model_spec *m)

@@ -1,6 +1,7 @@
 #include "cfg_util.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -218,8 +219,9 @@ int cfgu_apply_set(config_t *cfg, const char *file, const char *set,
         return err_set(e, "--set %s: %s is not a group of %s", set, path, file);
     config_setting_t *s = config_setting_get_member(parent, name);
     char *end;
-    long iv = strtol(v, &end, 10);
-    bool is_int = *v && *end == '\0';
+    errno = 0;
+    long long iv = strtoll(v, &end, 10);
+    bool is_int = *v && *end == '\0' && errno != ERANGE;
     double dv = strtod(v, &end);
     bool is_real = *v && *end == '\0';
     bool is_bool = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
@@ -228,15 +230,23 @@ int cfgu_apply_set(config_t *cfg, const char *file, const char *set,
                  : is_int  ? CONFIG_TYPE_INT
                  : is_real ? CONFIG_TYPE_FLOAT
                            : CONFIG_TYPE_STRING;
+    /* beyond an int: a 64-bit setting, so the reader's range check sees
+     * the value rather than its low 32 bits */
+    if (type == CONFIG_TYPE_INT && is_int && (iv > INT_MAX || iv < INT_MIN))
+        type = CONFIG_TYPE_INT64;
     if (s)
         config_setting_remove(parent, name);
     s = config_setting_add(parent, name, type);
+    if (!s) /* libconfig refuses the name */
+        return err_set(e, "--set %s: \"%s\" is not a valid key (expected a "
+                          "letter, then letters, digits, '-' or '_')", set,
+                       name);
     config_setting_set_hook(s, (void *)cfgu_from_set);
     int ok = 0;
     switch (type) {
     case CONFIG_TYPE_BOOL: ok = is_bool && config_setting_set_bool(s, v[0] == 't'); break;
-    case CONFIG_TYPE_INT:
-    case CONFIG_TYPE_INT64: ok = is_int && config_setting_set_int(s, (int)iv); break;
+    case CONFIG_TYPE_INT: ok = is_int && config_setting_set_int(s, (int)iv); break;
+    case CONFIG_TYPE_INT64: ok = is_int && config_setting_set_int64(s, iv); break;
     case CONFIG_TYPE_FLOAT: ok = is_real && config_setting_set_float(s, dv); break;
     default: ok = config_setting_set_string(s, v) == CONFIG_TRUE;
     }

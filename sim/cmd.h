@@ -61,6 +61,13 @@ topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
 topo *cmd_load_topo_net(const char *arg, int nodes, int p2p,
                         const topo_net *net, gpu_catalog *cat, llm_err *e);
 
+/* A --cluster argument's size before it is built (for budget.h). */
+typedef struct cmd_topo_size_t {
+    int nodes, gpus_per_node, ndev, nlink; /* ndev, nlink: per node */
+} cmd_topo_size_t;
+int cmd_topo_size(const char *arg, int nodes, cmd_topo_size_t *out,
+                  llm_err *e);
+
 /* Dumps `j` (stolen) to stdout, indented, keys in insertion order. */
 void cmd_print_json(json_t *j);
 json_t *cmd_json_bytes(double bytes);

@@ -232,8 +232,9 @@ topo *cmd_load_topo(const char *arg, int nodes, int p2p, gpu_catalog *cat,
     return cmd_load_topo_net(arg, nodes, p2p, NULL, cat, e);
 }
 
-topo *cmd_load_topo_net(const char *arg, int nodes, int p2p,
-                        const topo_net *bw, gpu_catalog *cat, llm_err *e)
+/* The node spec, fabric and node count of a --cluster argument. */
+static int load_spec(const char *arg, int nodes, topo_nodespec *spec,
+                     topo_fabricspec *fabric, int *n, llm_err *e)
 {
     char path[PATH_MAX + 64];
     if (is_path(arg))
@@ -241,18 +242,45 @@ topo *cmd_load_topo_net(const char *arg, int nodes, int p2p,
     else
         snprintf(path, sizeof path, "%s/topologies/%s.cfg", cmd_datadir(),
                  arg);
-    if (!is_path(arg) && access(path, R_OK) != 0) {
-        err_set(e, "--cluster: unknown topology \"%s\" (expected a name "
-                   "from %s/topologies/ or a path)", arg, cmd_datadir());
-        return NULL;
-    }
+    if (!is_path(arg) && access(path, R_OK) != 0)
+        return err_set(e, "--cluster: unknown topology \"%s\" (expected a "
+                          "name from %s/topologies/ or a path)", arg,
+                       cmd_datadir());
+    *n = 1;
+    if (cfg_load_topology(path, cmd_datadir(), spec, n, fabric, e))
+        return -1;
+    if (nodes > 0)
+        *n = nodes;
+    return 0;
+}
+
+int cmd_topo_size(const char *arg, int nodes, cmd_topo_size_t *out,
+                  llm_err *e)
+{
     topo_nodespec spec;
     topo_fabricspec fabric;
-    int n = 1;
-    if (cfg_load_topology(path, cmd_datadir(), &spec, &n, &fabric, e))
+    memset(out, 0, sizeof *out);
+    if (load_spec(arg, nodes, &spec, &fabric, &out->nodes, e))
+        return -1;
+    for (int i = 0; i < spec.ndev; i++) {
+        out->ndev += spec.dev[i].count;
+        if (spec.dev[i].kind == DEV_GPU)
+            out->gpus_per_node += spec.dev[i].count;
+    }
+    /* a link template joins up to every pair of its two groups */
+    for (int i = 0; i < spec.nlink; i++)
+        out->nlink += spec.dev[spec.link[i].a].count;
+    return 0;
+}
+
+topo *cmd_load_topo_net(const char *arg, int nodes, int p2p,
+                        const topo_net *bw, gpu_catalog *cat, llm_err *e)
+{
+    topo_nodespec spec;
+    topo_fabricspec fabric;
+    int n;
+    if (load_spec(arg, nodes, &spec, &fabric, &n, e))
         return NULL;
-    if (nodes > 0)
-        n = nodes;
     if (p2p >= 0)
         spec.p2p = p2p;
     if (bw)

@@ -10,6 +10,7 @@
 #include "cfg.h"
 #include "cfg_util.h"
 #include "cmd.h"
+#include "cmd_compare.h"
 #include "econ.h"
 #include "search.h"
 #include "util.h"
@@ -47,23 +48,9 @@ static const char usage[] =
     "[{name, gpu, gpus, purchase_usd, tdp_w, training {...}, serving\n"
     "{...}}], verdict.\n";
 
-#define CMP_MAX 8
-
-typedef struct cluster_spec {
-    char name[64], cluster[256];
-    int gpus, nodes;
-    char sets[16][256];
-    int nsets;
-} cluster_spec;
-
-typedef struct compare_file {
-    char training[1024], serving[1024], desc[512];
-    cluster_spec c[CMP_MAX];
-    int n;
-    econ_params econ;
-    double train_tokens;
-    bool search;
-} compare_file;
+#define CMP_MAX CMD_COMPARE_MAX
+typedef cmd_compare_cluster cluster_spec;
+typedef cmd_compare_file compare_file;
 
 /* What one cluster did. */
 typedef struct outcome {
@@ -108,7 +95,7 @@ static int load_cluster(cfgu *c, const config_setting_t *g, cluster_spec *s)
     return 0;
 }
 
-static int load_file(const char *path, compare_file *f, llm_err *e)
+int cmd_compare_load(const char *path, compare_file *f, llm_err *e)
 {
     static const char *const keys[] = {"description", "training", "serving",
                                        "clusters", "economics",
@@ -755,7 +742,7 @@ static int run(int argc, char **argv, llm_err *e)
         return err_set(e, "one compare file is needed (see `llmsim help "
                           "compare`)"), EXIT_BAD_INPUT;
     static compare_file f;
-    if (load_file(argv[optind], &f, e))
+    if (cmd_compare_load(argv[optind], &f, e))
         return EXIT_BAD_INPUT;
     bool search = f.search && !o.nosearch;
     if (check_files(&f, e))

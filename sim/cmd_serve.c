@@ -1,8 +1,10 @@
 /* llmsim serve — a serving deployment simulated request by request. */
 #include <getopt.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "cfg.h"
 #include "cmd.h"
 #include "serve.h"
@@ -28,7 +30,7 @@ static const char usage[] =
     "            [--prefill-pp N] [--decode-tp N] [--decode-pp N]\n"
     "            [--kv-layerwise]]\n"
     "           [--slo-ttft MS] [--slo-tpot MS]\n"
-    "           [--csv FILE] [--trace FILE.json] [--json]\n\n"
+    "           [--csv FILE] [--trace FILE.json] [--json] [--force]\n\n"
     "Simulates a serving deployment request by request: arrivals from a trace\n"
     "in the Azure LLM inference format (TIMESTAMP,ContextTokens,\n"
     "GeneratedTokens) or drawn from a Poisson, gamma (--cv) or burst process\n"
@@ -46,7 +48,10 @@ static const char usage[] =
     "--trace takes a request trace, except that a name ending in .json is the\n"
     "Chrome trace to write (iterations per replica and stage, KV-cache use,\n"
     "KV transfers per link; open it in Perfetto).  --csv writes one row per\n"
-    "request.  SLOs are in milliseconds; goodput counts requests meeting both.\n\n"
+    "request.  SLOs are in milliseconds; goodput counts requests meeting both.\n"
+    "A run the simulator could not finish in 2 minutes or 8 GiB (estimated\n"
+    "from the request count before anything is read) is refused; --force\n"
+    "runs it anyway.\n\n"
     "JSON keys: ttft_s, tpot_s, itl_s, e2e_s (each {mean, p50, p90, p99}),\n"
     "throughput_tokens_per_s (output; _per_gpu: over every GPU serving),\n"
     "throughput_requests_per_s,\n"
@@ -61,14 +66,15 @@ enum {
     S_CV, S_BURST, S_SEED, S_MAXSEQS, S_MAXTOK, S_CHUNK, S_POLICY, S_BLOCK,
     S_MEMUTIL, S_PREEMPT, S_SWAP, S_ROUTER, S_DTYPE, S_KVDTYPE, S_NOFA,
     S_OVERHEAD, S_PREPL, S_DECREPL, S_PRETP, S_PREPP, S_DECTP, S_DECPP,
-    S_LAYERWISE, S_SLO_TTFT, S_SLO_TPOT, S_CSV, S_JSON, S_SET, S_CHROME
+    S_LAYERWISE, S_SLO_TTFT, S_SLO_TPOT, S_CSV, S_JSON, S_SET, S_CHROME,
+    S_FORCE
 };
 
 typedef struct sopts {
     cfg_serving x;
     const char *file, *csv, *chrome;
     const char *sets[64];
-    int nsets, json;
+    int nsets, json, force;
 } sopts;
 
 static int str_opt(const char *opt, const char *v, char *out, size_t len,
@@ -173,6 +179,7 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
         return 0;
     case S_CSV: o->csv = v; return 0;
     case S_JSON: o->json = 1; return 0;
+    case S_FORCE: o->force = 1; return 0;
     case S_SET:
         if (o->nsets >= 64)
             return err_set(e, "--set: at most 64");
@@ -208,7 +215,7 @@ static int parse(int argc, char **argv, sopts *o, llm_err *e)
         {"kv-layerwise", 0, 0, S_LAYERWISE}, {"slo-ttft", 1, 0, S_SLO_TTFT},
         {"slo-tpot", 1, 0, S_SLO_TPOT}, {"csv", 1, 0, S_CSV},
         {"json", 0, 0, S_JSON}, {"set", 1, 0, S_SET},
-        {0, 0, 0, 0},
+        {"force", 0, 0, S_FORCE}, {0, 0, 0, 0},
     };
     if (cmd_getopt("serve", argc, argv, opts, parse_one, o, e))
         return -1;
@@ -567,6 +574,25 @@ static int resolve(const sopts *o, const model_spec *m, serve_input *in,
     return 0;
 }
 
+/* Refuses, before the workload is read or drawn, a run the simulator could
+ * not finish in reasonable time or memory (budget.h).  A trace's requests
+ * are counted from its size: a row is at least 16 bytes. */
+static int check_budget(const sopts *o, llm_err *e)
+{
+    cmd_topo_size_t z;
+    if (cmd_topo_size(o->x.cluster, o->x.nodes, &z, e))
+        return -1;
+    double n = o->x.requests > 0 ? o->x.requests : 1000;
+    struct stat st;
+    if (o->x.trace[0] && stat(o->x.trace, &st) == 0 &&
+        (o->x.requests <= 0 || st.st_size / 16.0 < n))
+        n = st.st_size / 16.0;
+    budget_est b = {.gpus = (double)z.nodes * z.gpus_per_node};
+    budget_topology(z.nodes, z.ndev, z.nlink, &b);
+    budget_serve(n, &b);
+    return budget_check(&b, o->file ? o->file : "--requests", o->force, e);
+}
+
 /* The command; with `out`, its --json object is handed back, not printed. */
 static int run_to(int argc, char **argv, json_t **out, llm_err *e)
 {
@@ -585,7 +611,10 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     memset(&cc, 0, sizeof cc);
     serve_input in;
     memset(&in, 0, sizeof in);
-    topo *t = cmd_load_topo_net(o.x.cluster, o.x.nodes, -1, &o.x.net, &cat, e);
+    topo *t = NULL;
+    if (check_budget(&o, e))
+        goto out;
+    t = cmd_load_topo_net(o.x.cluster, o.x.nodes, -1, &o.x.net, &cat, e);
     if (!t || resolve(&o, &m, &in, e) || pools(&o.x, t, &in, e) ||
         cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e) ||

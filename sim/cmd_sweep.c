@@ -15,6 +15,7 @@
 #include "cfg.h"
 #include "cfg_util.h"
 #include "cmd.h"
+#include "cmd_sweep.h"
 #include "par.h"
 #include "sweep.h"
 #include "util.h"
@@ -54,8 +55,7 @@ typedef struct sopts {
     int jobs;
     bool progress, serve;
     char out_buf[1024];
-    char **file_vary; /* the file's sweep.vary, owned */
-    int nfile_vary;
+    cmd_sweep_group group; /* the file's sweep group, owned */
 } sopts;
 
 static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
@@ -80,16 +80,17 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
 }
 
 /* The sweep group of the file, and whether it is a serving experiment. */
-static int read_file(sopts *o, llm_err *e)
+int cmd_sweep_read_group(const char *path, cmd_sweep_group *g, llm_err *e)
 {
-    cfgu c = {o->file, e};
+    memset(g, 0, sizeof *g);
+    cfgu c = {path, e};
     config_t cfg;
     config_init(&cfg);
     int rc = -1;
     if (cfgu_read(&c, &cfg))
         goto out;
     const config_setting_t *r = config_root_setting(&cfg);
-    o->serve = config_setting_get_member(r, "serving") != NULL;
+    g->serve = config_setting_get_member(r, "serving") != NULL;
     config_setting_t *sw;
     if (cfgu_group(&c, r, "sweep", &sw))
         goto out;
@@ -99,31 +100,63 @@ static int read_file(sopts *o, llm_err *e)
             goto out;
         const config_setting_t *v = config_setting_get_member(sw, "vary");
         if (v && !config_setting_is_list(v) && !config_setting_is_array(v)) {
-            err_at(e, o->file, cfgu_line(v), "sweep.vary",
+            err_at(e, path, cfgu_line(v), "sweep.vary",
                    "expected a list of \"KEY=VALUES\" strings");
             goto out;
         }
         int n = v ? config_setting_length(v) : 0;
-        o->file_vary = calloc((size_t)(n ? n : 1), sizeof(char *));
+        g->vary = calloc((size_t)(n ? n : 1), sizeof(char *));
+        if (!g->vary) {
+            err_set(e, "%s: out of memory", path);
+            goto out;
+        }
         for (int i = 0; i < n; i++) {
             const char *s = config_setting_get_string_elem(v, i);
             if (!s) {
-                err_at(e, o->file, cfgu_line(v), "sweep.vary",
+                err_at(e, path, cfgu_line(v), "sweep.vary",
                        "expected a list of \"KEY=VALUES\" strings");
                 goto out;
             }
-            o->file_vary[o->nfile_vary++] = strdup(s);
+            if (!(g->vary[g->nvary] = strdup(s))) {
+                err_set(e, "%s: out of memory", path);
+                goto out;
+            }
+            g->nvary++;
         }
-        const char *out;
-        if (config_setting_lookup_string(sw, "out", &out) && !o->out) {
-            snprintf(o->out_buf, sizeof o->out_buf, "%s", out);
-            o->out = o->out_buf;
+        const char *o;
+        if (config_setting_lookup_string(sw, "out", &o)) {
+            snprintf(g->out, sizeof g->out, "%s", o);
+            g->has_out = true;
         }
     }
     rc = 0;
 out:
     config_destroy(&cfg);
+    if (rc)
+        cmd_sweep_group_free(g);
     return rc;
+}
+
+void cmd_sweep_group_free(cmd_sweep_group *g)
+{
+    for (int i = 0; i < g->nvary; i++)
+        free(g->vary[i]);
+    free(g->vary);
+    memset(g, 0, sizeof *g);
+}
+
+/* The file's sweep group into o: its axes come before the --vary ones, its
+ * out only where --out did not say. */
+static int read_file(sopts *o, llm_err *e)
+{
+    if (cmd_sweep_read_group(o->file, &o->group, e))
+        return -1;
+    o->serve = o->group.serve;
+    if (o->group.has_out && !o->out) {
+        snprintf(o->out_buf, sizeof o->out_buf, "%s", o->group.out);
+        o->out = o->out_buf;
+    }
+    return 0;
 }
 
 static int parse(int argc, char **argv, sopts *o, llm_err *e)
@@ -400,8 +433,8 @@ static int check_axes(const sopts *o, const sweep_spec *s, llm_err *e)
 
 static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
 {
-    for (int i = 0; i < o->nfile_vary; i++)
-        if (sweep_add_axis(s, o->file_vary[i], e)) {
+    for (int i = 0; i < o->group.nvary; i++)
+        if (sweep_add_axis(s, o->group.vary[i], e)) {
             char m[sizeof e->msg];
             snprintf(m, sizeof m, "%s: sweep.vary: %s", o->file, e->msg);
             return err_set(e, "%s", m);
@@ -505,9 +538,7 @@ static int run(int argc, char **argv, llm_err *e)
 #ifdef LLMSIM_MPI
     MPI_Finalize();
 #endif
-    for (int i = 0; i < o.nfile_vary; i++)
-        free(o.file_vary[i]);
-    free(o.file_vary);
+    cmd_sweep_group_free(&o.group);
     return rc ? EXIT_BAD_INPUT : EXIT_OK;
 }
 

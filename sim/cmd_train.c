@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cfg.h"
+#include "budget.h"
 #include "cmd.h"
 #include "train.h"
 #include "util.h"
@@ -18,7 +19,7 @@ static const char usage[] =
     "           [--overlap-param-gather] [--moe-imbalance X] [--full]\n"
     "           [--lora-rank N]\n"
     "           [--loader-workers N --sample-ms X [--prefetch N]]\n"
-    "           [--trace FILE.json] [--timeline FILE.csv] [--json]\n\n"
+    "           [--trace FILE.json] [--timeline FILE.csv] [--json] [--force]\n\n"
     "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
     "microbatch order (GPipe, 1F1B or interleaved 1F1B) on its compute\n"
     "stream; op times come from the calibrated cost model, TP/EP/CP\n"
@@ -47,6 +48,9 @@ static const char usage[] =
     "`llmsim memory`).  --trace\n"
     "writes Chrome trace-event JSON (open it in Perfetto); --timeline the ops\n"
     "as CSV for plots/timeline.gp.\n\n"
+    "A plan the simulator could not finish in 2 minutes or 8 GiB (an\n"
+    "estimate from the schedule's and the collectives' event counts, made\n"
+    "before anything is built) is refused; --force runs it anyway.\n\n"
     "JSON keys: step_time_s, tokens_per_s, model_tflops_per_gpu,\n"
     "hw_tflops_per_gpu, mfu, memory_peak_bytes, bubble_fraction, gpu_util,\n"
     "exposed_comm_s {tp, pp, dp, cp, ep}, interference {extra_s, comm_sms,\n"
@@ -57,7 +61,8 @@ enum {
     T_MODEL = 400, T_CLUSTER, T_NODES, T_TP, T_PP, T_DP, T_CP, T_EP, T_SP,
     T_MB, T_GB, T_SEQ, T_RECOMP, T_ZERO, T_SCHED, T_VPP, T_PREC, T_OPT,
     T_NOFA, T_BUCKET, T_TRACE, T_JSON, T_NOOVERLAP, T_SET, T_TIMELINE, T_FULL,
-    T_OVERLAP_PG, T_WORKERS, T_SAMPLE, T_PREFETCH, T_IMBALANCE, T_LORA
+    T_OVERLAP_PG, T_WORKERS, T_SAMPLE, T_PREFETCH, T_IMBALANCE, T_LORA,
+    T_FORCE
 };
 
 typedef struct topts {
@@ -65,7 +70,7 @@ typedef struct topts {
     const char *sets[64];
     int nsets;
     long nodes;
-    int json, full;
+    int json, full, force;
     mem_train plan;
     train_loader loader;
 } topts;
@@ -126,6 +131,7 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case T_TRACE: o->trace = v; return 0;
     case T_TIMELINE: o->timeline = v; return 0;
     case T_FULL: o->full = 1; return 0;
+    case T_FORCE: o->force = 1; return 0;
     case T_IMBALANCE:
         return util_parse_double("--moe-imbalance", v, 1, 1e3,
                                  &p->moe_imbalance, e);
@@ -165,7 +171,8 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
         {"no-overlap-grad-reduce", 0, 0, T_NOOVERLAP},
         {"overlap-param-gather", 0, 0, T_OVERLAP_PG},
         {"set", 1, 0, T_SET}, {"timeline", 1, 0, T_TIMELINE},
-        {"full", 0, 0, T_FULL}, {"loader-workers", 1, 0, T_WORKERS},
+        {"full", 0, 0, T_FULL}, {"force", 0, 0, T_FORCE},
+        {"loader-workers", 1, 0, T_WORKERS},
         {"sample-ms", 1, 0, T_SAMPLE}, {"prefetch", 1, 0, T_PREFETCH},
         {"moe-imbalance", 1, 0, T_IMBALANCE}, {"lora-rank", 1, 0, T_LORA},
         {0, 0, 0, 0},
@@ -340,6 +347,7 @@ static json_t *as_json(const train_result *r, const topo *t,
     json_object_set_new(j, "input_wait_s", json_real(r->input_wait_s));
     json_object_set_new(j, "input_bound", json_boolean(r->input_bound));
     json_object_set_new(j, "microbatches", json_integer(r->microbatches));
+    json_object_set_new(j, "events", json_integer((json_int_t)r->events));
     json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
     if (t->gpu) {
         double w = power_w_per_gpu(r, t->gpu, idle_w);
@@ -351,21 +359,38 @@ static json_t *as_json(const train_result *r, const topo *t,
 }
 
 /* dp 0 fills the cluster; microbatches M sets the global batch. */
-static int fill_cluster(mem_train *p, const topo *t, int gpus,
-                        int microbatches, llm_err *e)
+static int fill_cluster(mem_train *p, const char *cluster, int ngpu,
+                        int gpus, int microbatches, llm_err *e)
 {
-    int have = gpus > 0 && gpus < t->ngpu ? gpus : t->ngpu;
+    int have = gpus > 0 && gpus < ngpu ? gpus : ngpu;
     if (p->dp == 0) {
         int per = p->tp * p->pp * p->cp;
         if (have % per)
             return err_set(e, "dp 0 (fill the cluster): tp %d x pp %d x cp "
                               "%d = %d does not divide %s's %d GPUs",
-                           p->tp, p->pp, p->cp, per, t->name, have);
+                           p->tp, p->pp, p->cp, per, cluster, have);
         p->dp = have / per;
     }
     if (microbatches > 0)
         p->global_batch = p->micro_batch * p->dp * microbatches;
     return 0;
+}
+
+/* Fills the plan from the cluster's size and refuses a run the simulator
+ * could not finish in reasonable time or memory (budget.h), before the
+ * topology is built: a million GPUs take gigabytes by themselves. */
+static int check_budget(topts *o, const model_spec *m, int gpus,
+                        int microbatches, llm_err *e)
+{
+    cmd_topo_size_t z;
+    if (cmd_topo_size(o->cluster, (int)o->nodes, &z, e) ||
+        fill_cluster(&o->plan, o->cluster, z.nodes * z.gpus_per_node, gpus,
+                     microbatches, e))
+        return -1;
+    budget_est b = {0};
+    budget_topology(z.nodes, z.ndev, z.nlink, &b);
+    budget_train(m, &o->plan, o->full, &b);
+    return budget_check(&b, o->file ? o->file : "the plan", o->force, e);
 }
 
 /* The command; with `out`, its --json object is handed back, not printed. */
@@ -402,16 +427,15 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     if (cmd_load_model(o.model, &m, e) || cmd_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
     int rc = EXIT_BAD_INPUT;
-    topo *t = cmd_load_topo_net(o.cluster, (int)o.nodes, -1, &x.net, &cat, e);
     cost_calib cc;
     coll_calib kc;
     mem_overhead ov;
     mem_overhead_defaults(&ov);
     memset(&cc, 0, sizeof cc);
-    if (t && fill_cluster(&o.plan, t, x.gpus, x.microbatches, e)) {
-        topo_destroy(t);
-        t = NULL;
-    }
+    topo *t = NULL;
+    if (check_budget(&o, &m, x.gpus, x.microbatches, e))
+        goto out;
+    t = cmd_load_topo_net(o.cluster, (int)o.nodes, -1, &x.net, &cat, e);
     if (!t || cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
         goto out;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 const char *const coll_op_names[COLL_OP_COUNT] = {
     "all_reduce", "reduce_scatter", "all_gather", "broadcast",
     "reduce",     "alltoall",       "sendrecv"};
@@ -63,6 +65,13 @@ typedef struct run {
     void *ctx;
     uint64_t arg;
     bool failed;
+#ifdef LLMSIM_CHECK
+    coll_op op;
+    int nranks;
+    double size;       /* the request's bytes */
+    double want_bytes; /* on the wire over all flows: algo_bytes */
+    double sent_bytes, recv_bytes;
+#endif
 } run;
 
 static bool add_edge(phase *p, int src, int dst, int level)
@@ -263,13 +272,20 @@ static bool build_tree(run *r, const coll_req *q, const int *sorted,
     int K = (int)ceil(share / r->cal->chunk_bytes);
     p->K = K < 1 ? 1 : K;
     p->bytes = wire(r, share / p->K);
+    /* H over both trees: tree 2 puts node nn-1-j at position j, so with
+     * unequal GPU counts per node its deepest vertex can lie deeper than
+     * tree 1's (a level below 0 or past the last step would drop chunks) */
     int H = 0;
     for (int j = 0; j < nn; j++) {
-        int dj = 0, g = start[j + 1] - start[j];
+        int dj = 0;
         for (int x = j; x > 0; x = (x - 1) / 2)
             dj++;
-        if (dj + g - 1 > H)
-            H = dj + g - 1;
+        for (int tree = 0; tree < 2; tree++) {
+            int k = tree ? nn - 1 - j : j;
+            int g = start[k + 1] - start[k];
+            if (dj + g - 1 > H)
+                H = dj + g - 1;
+        }
     }
     for (int c = 0; c < ch; c++)
         for (int tree = 0; tree < 2; tree++)
@@ -492,6 +508,60 @@ static bool build(run *r, const coll_req *q)
     return ok;
 }
 
+#ifdef LLMSIM_CHECK
+/* What an algorithm moves over all its flows, in closed form (each flow's
+ * wire bytes summed; S the request's size, n ranks), to check the phases
+ * built above against:
+ *   all-reduce, ring / tree / hierarchical: 2(n-1)S (each rank sends
+ *     2(n-1)/n of S; a tree edge carries its half of S up and down, twice
+ *     over the two trees; hierarchical sums (g-1)/g S twice inside nodes
+ *     and 2(nn-1)/nn of S/g between them to the same);
+ *   SHARP: 2nS (intra-node reduce-scatter and all-gather, and each GPU's
+ *     S/g shard up to the switch and back);
+ *   NVLS: 2(n+1)S / nvls_eff (per GPU S + S/n each way);
+ *   reduce-scatter, all-gather, all-to-all, broadcast / reduce chain:
+ *     (n-1)S;  send/recv: nS (one S per pair of the ring).
+ * All divided by the protocol's payload efficiency. */
+static double algo_bytes(const run *r, coll_op op, int n, double S)
+{
+    double b;
+    switch (r->algo) {
+    case ALGO_SHARP:
+        b = 2.0 * n * S;
+        break;
+    case ALGO_NVLS:
+        b = 2.0 * (n + 1) * S / r->cal->nvls_eff;
+        break;
+    case ALGO_DIRECT:
+        b = op == COLL_SEND_RECV ? n * S : (n - 1) * S;
+        break;
+    default: /* ring, chain, tree, hierarchical */
+        b = op == COLL_ALL_REDUCE ? 2.0 * (n - 1) * S : (n - 1) * S;
+    }
+    return b / r->cal->proto_eff[r->proto];
+}
+#endif
+
+/* A finished collective moved what its algorithm says, and every byte
+ * sent arrived. */
+static void check_moved(const run *r, int64_t now)
+{
+#ifdef LLMSIM_CHECK
+    CHECK(CHECK_EQ_REL(r->sent_bytes, r->want_bytes, 1e-9) &&
+              CHECK_EQ_REL(r->recv_bytes, r->sent_bytes, 1e-9),
+          CHECK_EVENT("%s %s %s done", coll_op_names[r->op],
+                      coll_algo_names[r->algo], coll_proto_names[r->proto]),
+          now,
+          "%s of %.17g bytes on %d ranks: flows sent %.17g bytes and "
+          "received %.17g, the algorithm moves %.17g%s",
+          coll_op_names[r->op], r->size, r->nranks, r->sent_bytes,
+          r->recv_bytes, r->want_bytes,
+          r->failed ? " (a flow could not start)" : "");
+#else
+    (void)r, (void)now;
+#endif
+}
+
 /* ---- running ------------------------------------------------------------- */
 
 static void launch_step(engine *eng, void *ctx, uint64_t arg);
@@ -508,6 +578,7 @@ static void advance(engine *eng, void *ctx, uint64_t arg)
         r->cur++;
     }
     if (r->cur >= r->nph) {
+        check_moved(r, engine_now(eng));
         engine_fn done = r->done;
         void *dctx = r->ctx;
         uint64_t darg = r->arg;
@@ -531,15 +602,26 @@ static bool skip_ahead(engine *eng, run *r)
         return false;
     int64_t per = engine_now(eng) - r->step_begin_ns;
     int rest = p->steps - 2;
+#ifdef LLMSIM_CHECK
+    /* the skipped steps stand for their flows: every edge, every step */
+    r->sent_bytes += (double)rest * p->ne * p->bytes;
+    r->recv_bytes += (double)rest * p->ne * p->bytes;
+#endif
     r->step += rest;
     engine_after(eng, per * rest, advance, r, 0);
     return true;
 }
 
+/* arg 1: a flow of the current step arrived; 0: launch_step's guard */
 static void flow_done(engine *eng, void *ctx, uint64_t arg)
 {
     run *r = ctx;
+#ifdef LLMSIM_CHECK
+    if (arg)
+        r->recv_bytes += r->ph[r->cur].bytes;
+#else
     (void)arg;
+#endif
     if (--r->outstanding > 0)
         return;
     r->steps_done++;
@@ -562,10 +644,14 @@ static void launch_step(engine *eng, void *ctx, uint64_t arg)
         r->outstanding++;
         started++;
         if (net_flow_capped(r->n, p->e[i].src, p->e[i].dst, p->bytes,
-                            (uint32_t)i, p->max_Bps, flow_done, r, 0) < 0) {
+                            (uint32_t)i, p->max_Bps, flow_done, r, 1) < 0) {
             r->failed = true;
             r->outstanding--;
+            continue;
         }
+#ifdef LLMSIM_CHECK
+        r->sent_bytes += p->bytes;
+#endif
     }
     r->flows += started;
     flow_done(eng, r, 0); /* drops the guard; an empty step moves on */
@@ -593,6 +679,12 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
                           "GPUs", coll_op_names[q->op],
                        coll_algo_names[q->algo], q->n);
     }
+#ifdef LLMSIM_CHECK
+    r->op = q->op;
+    r->nranks = q->n;
+    r->size = q->bytes;
+    r->want_bytes = algo_bytes(r, q->op, q->n, q->bytes);
+#endif
     /* the first step's latency, plus the collective's launch */
     int64_t base = llround(cal->base_lat_us[r->algo][r->proto] * 1e3);
     engine_after(net_engine(n), base + step_delay(r, &r->ph[0]), launch_step,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "err.h"
 
 /* The queue is a small "ladder" (Tang, Goh & Thng 2005, simplified):
@@ -240,6 +241,9 @@ static bool grow(engine *e)
 engine_ev engine_at(engine *e, int64_t t_ns, engine_fn fn, void *ctx,
                     uint64_t arg)
 {
+    CHECK(t_ns >= e->now_ns, "schedule an event", e->now_ns,
+          "event scheduled at t=%lld ns, %lld ns before the current time",
+          (long long)t_ns, (long long)(e->now_ns - t_ns));
     LLM_ASSERT(t_ns >= e->now_ns);
     if (e->free_head == NIL && !grow(e)) {
         e->failed = true;
@@ -277,6 +281,9 @@ engine_ev engine_at(engine *e, int64_t t_ns, engine_fn fn, void *ctx,
 engine_ev engine_after(engine *e, int64_t delay_ns, engine_fn fn, void *ctx,
                        uint64_t arg)
 {
+    CHECK(delay_ns >= 0, "schedule an event", e->now_ns,
+          "event scheduled with a negative delay of %lld ns",
+          (long long)delay_ns);
     LLM_ASSERT(delay_ns >= 0);
     return engine_at(e, e->now_ns + delay_ns, fn, ctx, arg);
 }
@@ -318,6 +325,11 @@ uint64_t engine_run(engine *e, int64_t until_ns)
         if (cancelled)
             continue;
         /* simulated time never goes backwards */
+        CHECK(t >= e->now_ns, "pop the next event", e->now_ns,
+              "event %llu popped at t=%lld ns, %lld ns before the current "
+              "time (the queue's order is broken)",
+              (unsigned long long)ev->seq, (long long)t,
+              (long long)(e->now_ns - t));
         LLM_ASSERT(t >= e->now_ns);
         e->now_ns = t;
         fn(e, ctx, arg);

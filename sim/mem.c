@@ -409,8 +409,10 @@ static double layers_held(const mem_train *p, int layers_stage, int s,
     return (double)r * layers_stage;
 }
 
+/* held >= 0: that many (virtual-stage) chunks held instead of the
+ * schedule's peak (mem_train_stage). */
 static void train_activations(const model_spec *m, const mem_train *p,
-                              int s, mem_result *r)
+                              int s, int held, mem_result *r)
 {
     int l0, l1;
     mem_stage_layers(m->layers, p->pp, s, &l0, &l1);
@@ -423,7 +425,14 @@ static void train_activations(const model_spec *m, const mem_train *p,
     }
     int nl = l1 - l0, in_flight;
     r->microbatches = microbatches(p);
-    r->act_layers_held = layers_held(p, nl, s, r->microbatches, &in_flight);
+    if (held >= 0) {
+        int vpp = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1;
+        in_flight = (held + vpp - 1) / vpp;
+        r->act_layers_held = (double)held * nl / vpp;
+    } else {
+        r->act_layers_held = layers_held(p, nl, s, r->microbatches,
+                                         &in_flight);
+    }
     r->in_flight = in_flight;
     r->act_per_layer = sum / nl;
 
@@ -453,8 +462,8 @@ static void train_activations(const model_spec *m, const mem_train *p,
     r->activations += edge;
 }
 
-static void train_stage(const model_spec *m, const mem_train *p,
-                        const mem_overhead *o, int s, mem_result *r)
+void mem_train_stage(const model_spec *m, const mem_train *p,
+                     const mem_overhead *o, int s, int held, mem_result *r)
 {
     memset(r, 0, sizeof *r);
     r->stage = s;
@@ -500,7 +509,7 @@ static void train_stage(const model_spec *m, const mem_train *p,
      * saved input for its data gradient, but its adapter's A needs that
      * same input for its weight gradient; the adapters' own T x r
      * intermediates (r/h of an input each) are not counted */
-    train_activations(m, p, s, r);
+    train_activations(m, p, s, held, r);
 
     const double v = act_bytes_per_value(p);
     if (p->dp * p->cp > 1 && p->zero >= 2)
@@ -524,7 +533,7 @@ void mem_train_breakdown(const model_spec *m, const mem_train *p,
 {
     mem_result cur;
     for (int s = 0; s < p->pp; s++) {
-        train_stage(m, p, o, s, &cur);
+        mem_train_stage(m, p, o, s, -1, &cur);
         if (s == 0 || cur.total > r->total)
             *r = cur;
     }

@@ -120,6 +120,13 @@ void mem_train_breakdown(const model_spec *m, const mem_train *p,
 void mem_infer_breakdown(const model_spec *m, const mem_infer *p,
                          const mem_overhead *o, mem_result *r);
 
+/* One training pipeline stage's breakdown (mem_train_breakdown reports
+ * the largest).  held < 0: the activations the schedule holds at its peak
+ * on that stage; held >= 0: those of `held` (virtual-stage) microbatch
+ * chunks instead, the memory at a moment of the simulated schedule. */
+void mem_train_stage(const model_spec *m, const mem_train *p,
+                     const mem_overhead *o, int s, int held, mem_result *r);
+
 /* Layers [*first, *last) on pipeline stage s of pp: an even split, the
  * first layers % pp stages one layer more. */
 void mem_stage_layers(int layers, int pp, int s, int *first, int *last);

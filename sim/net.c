@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 #define MAX_HOPS 32
 
 typedef struct flow {
@@ -147,11 +149,53 @@ static const rentry *route(net *n, int src, int dst, uint32_t salt)
     }
 }
 
+/* "nvlink gpu3->nvswitch0", for invariant messages. */
+static const char *link_name(const net *n, int link, char *buf, size_t len)
+{
+    const topo_link *L = &n->t->link[link];
+    snprintf(buf, len, "%s %s->%s", topo_link_kind_name(L->kind),
+             n->t->dev[L->src].name, n->t->dev[L->dst].name);
+    return buf;
+}
+#define LINK_NAME(n, link) link_name((n), (link), (char[128]){0}, 128)
+
+/* Sum of the current rates of the flows on a link, bytes/s. */
+static double link_rate(const net *n, int link)
+{
+    const lstate *L = &n->l[link];
+    double sum = 0;
+    for (int j = 0; j < L->nflows; j++)
+        sum += n->f[L->flows[j]].rate;
+    return sum;
+}
+
+/* A link carries at most its bandwidth (1e-9 relative: the solver's own
+ * rounding).  solved: after a rate update of that many flows; -1: after
+ * net_scale_bw. */
+static void check_capacity(const net *n, int link, double sum, int solved)
+{
+    CHECK(sum <= n->l[link].bw * (1 + 1e-9),
+          solved < 0 ? "bandwidth scale"
+                     : CHECK_EVENT("rate update of %d flows", solved),
+          engine_now(n->eng),
+          "link %s carries %.6g GB/s > capacity %.6g GB/s, %d flows",
+          LINK_NAME(n, link), sum / 1e9, n->l[link].bw / 1e9,
+          n->l[link].nflows);
+}
+
 void net_scale_bw(net *n, topo_link_kind kind, double factor)
 {
     for (int i = 0; i < n->t->nlink; i++)
-        if (n->t->link[i].kind == kind)
+        if (n->t->link[i].kind == kind) {
             n->l[i].bw = n->t->link[i].bw_Bps * factor;
+#ifdef LLMSIM_CHECK
+            /* flows running at the old bandwidth keep their rates until
+             * the next solve: scaling under them (net.h: call before any
+             * flow starts) would leave a link over its capacity */
+            if (n->l[i].nflows > 0)
+                check_capacity(n, i, link_rate(n, i), -1);
+#endif
+        }
 }
 
 net_link_stats net_link(const net *n, int link)
@@ -312,13 +356,12 @@ static void check_load(net *n)
 {
     for (int i = 0; i < n->nalinks; i++) {
         const lstate *L = &n->l[n->alinks[i]];
-        double sum = 0;
-        for (int j = 0; j < L->nflows; j++)
-            sum += n->f[L->flows[j]].rate;
+        double sum = link_rate(n, n->alinks[i]);
         double load = sum / L->bw;
         if (load > n->max_load)
             n->max_load = load;
         /* no link ever carries more than its bandwidth */
+        check_capacity(n, n->alinks[i], sum, n->nactive);
         LLM_ASSERT(load <= 1 + 1e-9);
     }
 }
@@ -361,11 +404,35 @@ static void want_solve(net *n)
     engine_after(n->eng, 0, solve, n, 0);
 }
 
+#ifdef LLMSIM_CHECK
+/* A flow ends with exactly its bytes delivered: what the rates drained
+ * since its start equals its size.  Its end was rounded up to a whole
+ * nanosecond, so the rate may have drained up to rate x 1 ns more; the
+ * rest is rounding, 1e-9 of the size. */
+static void check_delivered(const net *n, int id)
+{
+    const flow *f = &n->f[id];
+    int64_t now = engine_now(n->eng);
+    double left = f->remaining - f->rate * (double)(now - f->last_ns) * 1e-9;
+    double tol = 1e-9 * f->bytes;
+    CHECK(left <= tol && -left <= f->rate * 1e-9 + tol,
+          CHECK_EVENT("flow %d done", id), now,
+          "flow %d %s->%s over %d links delivered %.17g bytes of its %.17g "
+          "(off by %+.3g, rate %.6g GB/s)",
+          id, n->t->dev[n->t->link[f->path[0]].src].name,
+          n->t->dev[n->t->link[f->path[f->hops - 1]].dst].name, f->hops,
+          f->bytes - left, f->bytes, -left, f->rate / 1e9);
+}
+#endif
+
 static void on_bytes_done(engine *eng, void *ctx, uint64_t arg)
 {
     net *n = ctx;
     int id = (int)arg;
     flow *f = &n->f[id];
+#ifdef LLMSIM_CHECK
+    check_delivered(n, id);
+#endif
     for (int k = 0; k < f->hops; k++) {
         n->l[f->path[k]].st.bytes += f->bytes;
         link_remove(n, f->path[k], f->slot[k]);
@@ -376,6 +443,11 @@ static void on_bytes_done(engine *eng, void *ctx, uint64_t arg)
     n->delivered += f->bytes;
     n->ncapped -= f->max_rate > 0;
     f->live = false;
+    /* an idle network has delivered every byte it was given */
+    CHECK(n->nactive > 0 || CHECK_EQ_REL(n->started, n->delivered, 1e-9),
+          CHECK_EVENT("flow %d done", id), engine_now(eng),
+          "the network is idle after %.17g bytes started but %.17g "
+          "delivered", n->started, n->delivered);
     engine_after(eng, f->lat_ns, f->fn, f->ctx, f->arg);
     f->next_free = n->free_head;
     n->free_head = id;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "engine.h"
 #include "infer.h"
 #include "mem.h"
@@ -114,6 +115,11 @@ typedef struct sim {
     bool tracing, trace_first;
     llm_err *e;
     int failed;
+#ifdef LLMSIM_CHECK
+    /* per GPU of the stage that sets the block count: weights, workspace,
+     * CUDA context and NCCL buffers (kv_blocks) */
+    double fixed_bytes[2];
+#endif
 } sim;
 
 static int64_t ns(double s) { return (int64_t)llround(s * 1e9); }
@@ -167,15 +173,47 @@ static void kv_account(sim *S, inst *I)
     I->kv_t = now;
 }
 
+static int inst_index(const sim *S, const inst *I) { return (int)(I - S->inst); }
+
+#ifdef LLMSIM_CHECK
+/* The GPU memory of a replica with `used` KV blocks stays within vLLM's
+ * budget, gpu_memory_utilization x capacity, on the stage that set the
+ * block count (kv_blocks: the others have more room per block). */
+static void check_kv_memory(const sim *S, const inst *I, int used)
+{
+    const serve_pool *P = pool_of(S, I);
+    double bytes = S->fixed_bytes[I->pool] + used * S->block_bytes[I->pool];
+    double budget = S->p->gpu_mem_util * P->gpu->memory_bytes;
+    CHECK(used >= 0 && used <= I->total_blocks &&
+              CHECK_LE_REL(bytes, budget, 1e-9),
+          CHECK_EVENT("replica %d takes KV blocks", inst_index(S, I)),
+          engine_now(S->eng),
+          "replica %d holds %d of its %d KV blocks: %.6g GiB per GPU with "
+          "the weights, workspace and buffers, budget %.6g GiB (%.2f x "
+          "%.6g GiB)",
+          inst_index(S, I), used, I->total_blocks, bytes / GiB,
+          budget / GiB, S->p->gpu_mem_util, P->gpu->memory_bytes / GiB);
+}
+#endif
+
 /* n free blocks leave the pool (never more than it has). */
 static void kv_take(sim *S, inst *I, int n)
 {
+    CHECK(n >= 0 && n <= I->free_blocks,
+          CHECK_EVENT("replica %d takes KV blocks", inst_index(S, I)),
+          engine_now(S->eng),
+          "replica %d takes %d KV blocks with %d of %d free",
+          inst_index(S, I), n, I->free_blocks, I->total_blocks);
     LLM_ASSERT(n >= 0 && n <= I->free_blocks);
     kv_account(S, I);
     I->free_blocks -= n;
     int used = I->total_blocks - I->free_blocks;
-    if (used > I->kv_peak)
+    if (used > I->kv_peak) {
         I->kv_peak = used;
+#ifdef LLMSIM_CHECK
+        check_kv_memory(S, I, used); /* at each new peak */
+#endif
+    }
 }
 
 static void blocks_take(sim *S, inst *I, req *q, int n)
@@ -188,6 +226,11 @@ static void blocks_give(sim *S, inst *I, int n)
 {
     kv_account(S, I);
     I->free_blocks += n;
+    CHECK(n >= 0 && I->free_blocks <= I->total_blocks,
+          CHECK_EVENT("replica %d frees KV blocks", inst_index(S, I)),
+          engine_now(S->eng),
+          "replica %d frees %d KV blocks and has %d free of %d",
+          inst_index(S, I), n, I->free_blocks, I->total_blocks);
     LLM_ASSERT(I->free_blocks <= I->total_blocks);
 }
 
@@ -288,6 +331,13 @@ static void resume_swapped(sim *S, inst *I, plan *b)
             q->blocks = 0;
             blocks_take(S, I, q, nb);
             I->swap_free_blocks += nb;
+            CHECK(I->swap_free_blocks <=
+                      floor(S->p->swap_space_bytes / S->block_bytes[I->pool]),
+                  CHECK_EVENT("request %d swaps in", id), engine_now(S->eng),
+                  "replica %d has %.0f swap blocks free after request %d's "
+                  "%d came back, more than its %.0f",
+                  inst_index(S, I), I->swap_free_blocks, id, nb,
+                  floor(S->p->swap_space_bytes / S->block_bytes[I->pool]));
             b->swap_in_blocks += nb;
             q->state = R_RUNNING;
             I->running[I->nrun++] = id;
@@ -934,6 +984,10 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
             pr->kv_bytes_per_token = r.kv_per_token_gpu;
             pr->weights_bytes = r.weights;
             S->block_bytes[pool] = block;
+#ifdef LLMSIM_CHECK
+            S->fixed_bytes[pool] = r.weights + r.activations +
+                                   r.cuda_context + r.nccl;
+#endif
         }
         if (nb < 1)
             return err_set(S->e, "%s does not fit: stage %d of a TP %d x PP %d "
@@ -1445,6 +1499,40 @@ static void admit_requests(sim *S)
     }
 }
 
+/* At the end of a run: every admitted request generated exactly its
+ * output tokens and holds no block; every replica has all its KV blocks
+ * and all its swap space back (preempted and swapped requests included). */
+static void check_end(const sim *S)
+{
+#ifdef LLMSIM_CHECK
+    int64_t now = engine_now(S->eng);
+    for (int i = 0; i < S->nreq; i++) {
+        const req *q = &S->r[i];
+        int want = q->state == R_REJECTED ? 0 : q->output;
+        CHECK(q->generated == want && q->blocks == 0,
+              "end of the serving run", now,
+              "request %d (%s, %d prompt tokens) generated %d of its %d "
+              "output tokens and holds %d KV blocks",
+              i, q->state == R_REJECTED ? "rejected" : "finished", q->prompt,
+              q->generated, want, q->blocks);
+    }
+    for (int i = 0; i < S->ninst; i++) {
+        const inst *I = &S->inst[i];
+        double swap = floor(S->p->swap_space_bytes / S->block_bytes[I->pool]);
+        CHECK(I->free_blocks == I->total_blocks &&
+                  I->swap_free_blocks == swap && I->nrun == 0 &&
+                  I->nswap == 0 && I->moving == 0,
+              "end of the serving run", now,
+              "replica %d has %d of %d KV blocks free, %.0f of %.0f swap "
+              "blocks, %d running, %d swapped and %d moving requests",
+              i, I->free_blocks, I->total_blocks, I->swap_free_blocks, swap,
+              I->nrun, I->nswap, I->moving);
+    }
+#else
+    (void)S;
+#endif
+}
+
 int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)
 {
     memset(r, 0, sizeof *r);
@@ -1479,6 +1567,7 @@ int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)
                     S.r[i].generated, S.r[i].output);
             goto out;
         }
+    check_end(&S);
     /* every block came back */
     for (int i = 0; i < S.ninst; i++)
         LLM_ASSERT(S.inst[i].free_blocks == S.inst[i].total_blocks &&

@@ -17,10 +17,16 @@
 
 static int push_value(sweep_axis *a, const char *v, size_t len)
 {
-    char **nv = realloc(a->values, (size_t)(a->n + 1) * sizeof *nv);
-    if (!nv)
-        return -1;
-    a->values = nv;
+    /* the array doubles when n reaches a power of two (its capacity then),
+     * so a million values cost 20 reallocs, not a million (quadratic where
+     * realloc copies) */
+    if ((a->n & (a->n - 1)) == 0) {
+        char **nv = realloc(a->values,
+                            (size_t)(a->n ? 2 * a->n : 1) * sizeof *nv);
+        if (!nv)
+            return -1;
+        a->values = nv;
+    }
     a->values[a->n] = strndup(v, len);
     return a->values[a->n++] ? 0 : -1;
 }
@@ -37,9 +43,23 @@ static int push_number(sweep_axis *a, double x, bool integral)
     return push_value(a, buf, strlen(buf));
 }
 
-/* LO:HI[:STEP] or LO:HI:*F */
+/* How many values LO:HI[:STEP] or LO:HI:*F spans (the generating loop's
+ * own recurrence, so rounding agrees), counting no further than one past
+ * SWEEP_MAX_POINTS: a step too small to move x (1e20:2e20) counts to that
+ * and stops. */
+static long range_count(double lo, double hi, double step, bool geometric)
+{
+    long n = 0;
+    for (double x = lo; x <= hi * (1 + 1e-12) + 1e-12 && n <= SWEEP_MAX_POINTS;
+         x = geometric ? x * step : x + step)
+        n++;
+    return n;
+}
+
+/* LO:HI[:STEP] or LO:HI:*F; `others` is the product of the other axes'
+ * sizes, so that a sweep too large is refused before its values are made. */
 static int parse_range(sweep_axis *a, const char *spec, const char *v,
-                       llm_err *e)
+                       long others, llm_err *e)
 {
     char *end;
     double lo = strtod(v, &end);
@@ -74,15 +94,18 @@ static int parse_range(sweep_axis *a, const char *spec, const char *v,
     if (!geometric && step <= 0)
         return err_set(e, "--vary \"%s\": empty range (STEP %g; expected "
                           "STEP > 0)", spec, step);
+    long n = range_count(lo, hi, step, geometric);
+    if (n > SWEEP_MAX_POINTS)
+        return err_set(e, "--vary \"%s\": more than %ld values", spec,
+                       SWEEP_MAX_POINTS);
+    if (others * n > SWEEP_MAX_POINTS)
+        return err_set(e, "--vary \"%s\": the sweep would have %ld points "
+                          "(at most %ld)", spec, others * n, SWEEP_MAX_POINTS);
     bool integral = is_integral(lo) && is_integral(step);
-    for (double x = lo; x <= hi * (1 + 1e-12) + 1e-12;
-         x = geometric ? x * step : x + step) {
-        if (a->n >= SWEEP_MAX_POINTS)
-            return err_set(e, "--vary \"%s\": more than %ld values", spec,
-                           SWEEP_MAX_POINTS);
+    double x = lo;
+    for (long i = 0; i < n; i++, x = geometric ? x * step : x + step)
         if (push_number(a, x, integral && is_integral(x)))
             return err_set(e, "out of memory");
-    }
     return 0;
 }
 
@@ -139,8 +162,9 @@ int sweep_add_axis(sweep_spec *s, const char *spec, llm_err *e)
                           "or KEY=LO:HI[:STEP])", spec);
     sweep_axis a = {.n = 0};
     snprintf(a.key, sizeof a.key, "%.*s", (int)klen, spec);
-    int rc = looks_like_range(eq + 1) ? parse_range(&a, spec, eq + 1, e)
-                                      : parse_list(&a, spec, eq + 1, e);
+    int rc = looks_like_range(eq + 1)
+                 ? parse_range(&a, spec, eq + 1, s->naxes ? s->npoints : 1, e)
+                 : parse_list(&a, spec, eq + 1, e);
     long total = (s->naxes ? s->npoints : 1) * (long)a.n;
     if (!rc && total > SWEEP_MAX_POINTS)
         rc = err_set(e, "--vary \"%s\": the sweep would have %ld points "

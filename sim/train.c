@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "engine.h"
 #include "net.h"
 #include "sched.h"
@@ -581,11 +582,49 @@ typedef struct sim {
     int64_t *held_at;      /* when held_max was first reached */
     json_t *trace;
     FILE *timeline; /* stage,kind,microbatch,chunk,start_ms,end_ms */
+#ifdef LLMSIM_CHECK
+    bool oom; /* the run reports that the plan does not fit */
+#endif
 } sim;
 
 static void try_start(sim *S, int s);
 
 static int64_t ns(double s) { return (int64_t)llround(s * 1e9); }
+
+#ifdef LLMSIM_CHECK
+/* Stage s reached a new peak of activations held.  Its GPU memory as the
+ * schedule runs (mem.c's breakdown with the chunks held now) is never
+ * negative, never over the GPU's capacity unless the run reports that the
+ * plan does not fit, and never over the stage's peak the run reports
+ * (mem.c's in-flight count from the schedule's shape): a schedule holding
+ * more than that would make "fits" a wrong answer. */
+static void check_memory(const sim *S, int s, const sched_item *it)
+{
+    const ctx *c = S->c;
+    const gpu_spec *g = c->in->gpu;
+    if (!g || !c->in->overhead)
+        return;
+    mem_result now, peak;
+    mem_train_stage(c->m, c->p, c->in->overhead, s, S->held[s], &now);
+    mem_train_stage(c->m, c->p, c->in->overhead, s, -1, &peak);
+    const char *ev = CHECK_EVENT("stage %d forward of microbatch %d chunk %d",
+                                 s, it->mb, it->chunk);
+    int64_t t = engine_now(S->eng);
+    CHECK(now.total >= 0, ev, t,
+          "GPU memory of pipeline stage %d is %.6g GiB with %d chunks of "
+          "activations held", s, now.total / GiB, S->held[s]);
+    CHECK(now.total <= g->memory_bytes || S->oom, ev, t,
+          "GPU memory of pipeline stage %d is %.6g GiB with %d chunks of "
+          "activations held, over its %.6g GiB, and the run reports that "
+          "the plan fits", s, now.total / GiB, S->held[s],
+          g->memory_bytes / GiB);
+    CHECK(CHECK_LE_REL(now.total, peak.total, 1e-9), ev, t,
+          "pipeline stage %d holds %d chunks of activations, %.6g GiB, over "
+          "the peak the memory model reports for its schedule, %.6g GiB "
+          "(%d microbatches in flight)",
+          s, S->held[s], now.total / GiB, peak.total / GiB, peak.in_flight);
+}
+#endif
 
 static void on_arrive(engine *eng, void *ctx_, uint64_t arg)
 {
@@ -604,9 +643,14 @@ static void on_finish(engine *eng, void *ctx_, uint64_t arg)
     S->busy[s] = false;
     S->next[s]++;
     S->end_ns[s] = now;
-    if (it->bwd)
+    if (it->bwd) {
         S->held[s]--; /* its activations are freed */
-    else if (S->held[s] > S->held_max[s]) {
+        CHECK(S->held[s] >= 0,
+              CHECK_EVENT("stage %d backward of microbatch %d chunk %d", s,
+                          it->mb, it->chunk),
+              now, "stage %d freed activations it did not hold (%d chunks "
+              "held)", s, S->held[s]);
+    } else if (S->held[s] > S->held_max[s]) {
         S->held_max[s] = S->held[s];
         S->held_at[s] = now;
     }
@@ -688,6 +732,10 @@ static void try_start(sim *S, int s)
     S->busy_ns[s] += dur;
     if (!it->bwd)
         S->held[s]++; /* a forward allocates its activations */
+#ifdef LLMSIM_CHECK
+    if (!it->bwd && S->held[s] > S->held_max[s])
+        check_memory(S, s, it); /* once per new peak: held_max follows */
+#endif
     if (it->bwd && S->next[s] == S->n_items[s] - 1)
         S->last_bwd_start[s] = now;
     trace_op(S, s, it, now, dur);
@@ -789,6 +837,13 @@ static int sim_alloc(sim *S, ctx *c)
                                  "of microbatches (%d) to be a multiple of "
                                  "--pp %d (Megatron-LM's rule)", M, P);
     }
+#ifdef LLMSIM_CHECK
+    if (c->in->gpu && c->in->overhead) {
+        mem_result r;
+        mem_train_breakdown(c->m, c->p, c->in->overhead, &r);
+        S->oom = r.total > c->in->gpu->memory_bytes; /* cmd_train's "fits" */
+    }
+#endif
     return 0;
 }
 

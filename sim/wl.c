@@ -234,9 +234,10 @@ static int parse_fraction(const char *p, int32_t *ns, char *why, size_t len)
     if (*p == '\0')
         return 0;
     int k = 0;
-    if (*p == '.')
-        for (p++; isdigit((unsigned char)*p) && k < 10; p++, k++)
-            *ns = *ns * 10 + (*p - '0');
+    if (*p == '.') /* digits past the ninth are counted, not added: an int */
+        for (p++; isdigit((unsigned char)*p); p++, k++)
+            if (k < 9)
+                *ns = *ns * 10 + (*p - '0');
     if (k == 0 || k > 9 || *p != '\0') {
         snprintf(why, len,
                  "bad fraction of a second (1 to 9 digits after "

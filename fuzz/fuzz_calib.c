@@ -1,0 +1,204 @@
+/* Fuzz target: the calibration tables.  The first byte picks a table (its
+ * value mod 8), the rest is that table's text:
+ *
+ *   0 gemm.tsv  1 hbm.tsv  2 attention.tsv  3 launch.tsv
+ *      -> cfg_load_cost_dir over a directory holding the fuzzed table and
+ *         the real others of calib/h100-sxm/ (gemm.tsv cut to its
+ *         {1, 65536}^3 corner, 32 rows instead of 2,916, so that fuzzing
+ *         the small tables does not spend its time parsing 0.5 MB), then
+ *         a few interpolations in what loaded;
+ *   4 power.tsv -> cfg_load_idle_w;
+ *   5 nccl-protocol.tsv, 6 links.tsv -> cfg_load_coll_calib for a DGX H100
+ *         (and links.tsv's PCIe row through cfg_load_cost_calib);
+ *   7 any table -> tsv_load, every column by name, every cell as a number.
+ *
+ * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (digits are 48 + n). */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cfg.h"
+#include "fuzz_util.h"
+#include "tsv.h"
+
+static const char *const tables[7] = {"gemm.tsv", "hbm.tsv", "attention.tsv",
+                                      "launch.tsv", "power.tsv",
+                                      "nccl-protocol.tsv", "links.tsv"};
+
+static char root[1100];  /* a data directory: calib/ and calib/h100-sxm/ */
+static char calib[1200]; /* root/calib */
+static char dir[1300];   /* root/calib/h100-sxm */
+static gpu_catalog cat;
+static const gpu_spec *h100;
+static topo *dgx;
+
+static void die(const char *what, const char *msg)
+{
+    fprintf(stderr, "fuzz_calib: %s: %s\n", what, msg);
+    abort(); /* the harness's own data, not the input */
+}
+
+/* path of table i in the scratch data directory */
+static void table_path(int i, char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s", i < 4 ? dir : calib, tables[i]);
+}
+
+static void real_path(int i, char *out, size_t len)
+{
+    snprintf(out, len, "%s/calib/%s%s", fz_datadir(), i < 4 ? "h100-sxm/" : "",
+             tables[i]);
+}
+
+/* gemm.tsv without the rows whose m, n or k is not 1 or 65536 (the corners
+ * of every dtype's grid: still a complete grid). */
+static void write_small_gemm(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "r"), *out = fopen(dst, "w");
+    if (!in || !out)
+        die(src, "cannot copy");
+    static const char *const mnk[3] = {"m", "n", "k"};
+    char line[8192];
+    int col[3] = {-1, -1, -1};
+    while (fgets(line, sizeof line, in)) {
+        if (line[0] == '#' || col[0] < 0) {
+            if (line[0] != '#') { /* the header: where m, n and k are */
+                char tmp[8192];
+                snprintf(tmp, sizeof tmp, "%s", line);
+                int c = 0;
+                for (char *f = strtok(tmp, "\t\r\n"); f;
+                     f = strtok(NULL, "\t\r\n"), c++)
+                    for (int k = 0; k < 3; k++)
+                        if (strcmp(f, mnk[k]) == 0)
+                            col[k] = c;
+            }
+            fputs(line, out);
+            continue;
+        }
+        char tmp[8192];
+        snprintf(tmp, sizeof tmp, "%s", line);
+        int c = 0, keep = 1;
+        for (char *f = strtok(tmp, "\t\r\n"); f; f = strtok(NULL, "\t\r\n"), c++)
+            if ((c == col[0] || c == col[1] || c == col[2]) &&
+                strcmp(f, "1") != 0 && strcmp(f, "65536") != 0)
+                keep = 0;
+        if (keep)
+            fputs(line, out);
+    }
+    fclose(in);
+    fclose(out);
+}
+
+static void restore(int i)
+{
+    char src[2048], dst[2048];
+    real_path(i, src, sizeof src);
+    table_path(i, dst, sizeof dst);
+    if (i == 0)
+        write_small_gemm(src, dst);
+    else if (fz_copy(src, dst))
+        die(src, "cannot copy");
+}
+
+static void setup(void)
+{
+    if (root[0])
+        return;
+    snprintf(root, sizeof root, "%s/data", fz_tmpdir());
+    snprintf(calib, sizeof calib, "%s/calib", root);
+    snprintf(dir, sizeof dir, "%s/h100-sxm", calib);
+    if (mkdir(root, 0700) || mkdir(calib, 0700) || mkdir(dir, 0700))
+        die(dir, "cannot make");
+    for (int i = 0; i < 7; i++)
+        restore(i);
+    char p[2048];
+    llm_err e;
+    snprintf(p, sizeof p, "%s/topologies/gpus.cfg", fz_datadir());
+    if (cfg_load_gpus(p, &cat, &e))
+        die(p, e.msg);
+    if (!(h100 = gpu_find(&cat, "h100-sxm")))
+        die(p, "no h100-sxm");
+    snprintf(p, sizeof p, "%s/topologies/dgx-h100.cfg", fz_datadir());
+    topo_nodespec spec;
+    topo_fabricspec fab;
+    int nodes;
+    if (cfg_load_topology(p, fz_datadir(), &spec, &nodes, &fab, &e))
+        die(p, e.msg);
+    char why[512];
+    if (!(dgx = topo_build(&spec, h100, nodes, &fab, why, sizeof why)))
+        die(p, why);
+}
+
+static void cost_dir(void)
+{
+    cost_calib c;
+    llm_err e;
+    if (fz_report("cost_dir", cfg_load_cost_dir(dir, h100, true, &c, &e), &e))
+        return;
+    volatile double s = 0;
+    for (int d = 0; d < DT_COUNT; d++)
+        if (c.gemm[d].eff)
+            s += cost_grid_eff(&c.gemm[d], 3, 5000, 70000);
+    for (int k = 0; k < MEM_KIND_COUNT; k++)
+        if (c.hbm[k].n > 0)
+            s += cost_hbm_eff(&c, (cost_mem_kind)k, 1e6);
+    (void)s;
+    cost_calib_free(&c);
+}
+
+static void any_table(const char *path)
+{
+    tsv t;
+    llm_err e;
+    if (fz_report("tsv", tsv_load(path, &t, &e), &e))
+        return;
+    for (int c = 0; c < t.cols; c++) {
+        (void)tsv_col(&t, t.head[c], &e);
+        for (int r = 0; r < t.rows; r++) {
+            double v;
+            (void)tsv_num(&t, r, c, -1e300, 1e300, &v, &e);
+        }
+    }
+    tsv_free(&t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    setup();
+    int which = data[0] % 8;
+    char p[2048];
+    if (which == 7) {
+        const char *q = fz_write("any.tsv", data + 1, size - 1);
+        if (q)
+            any_table(q);
+        return 0;
+    }
+    table_path(which, p, sizeof p);
+    FILE *f = fopen(p, "wb");
+    if (!f || fwrite(data + 1, 1, size - 1, f) != size - 1) {
+        if (f)
+            fclose(f);
+        restore(which);
+        return 0;
+    }
+    fclose(f);
+    llm_err e;
+    if (which < 4) {
+        cost_dir();
+    } else if (which == 4) {
+        double w;
+        fz_report("idle_w", cfg_load_idle_w(root, h100, &w, &e), &e);
+    } else {
+        coll_calib k;
+        fz_report("coll_calib", cfg_load_coll_calib(root, dgx, &k, &e), &e);
+        if (which == 6) {
+            cost_calib c;
+            if (cfg_load_cost_calib(root, &cat, h100, &c, &e) == 0)
+                cost_calib_free(&c);
+        }
+    }
+    restore(which);
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* Fuzz target: a serving experiment file (configs/serve-*.cfg) through
+ * cfg_load_serving, "#set KEY=VALUE" lines as --set overrides (as in
+ * fuzz_train.c), then its arrival process and length specs through the
+ * parsers `llmsim serve` hands them to (but not "empirical:PATH", which
+ * would read whatever file the input names: fuzz_lens covers it). */
+#include <string.h>
+
+#include "cfg.h"
+#include "fuzz_util.h"
+#include "wl.h"
+
+static int find_sets(char *text, const char **sets, int max)
+{
+    int n = 0;
+    for (char *p = text; p && n < max;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strncmp(p, "#set ", 5) == 0)
+            sets[n++] = p + 5;
+        p = nl ? nl + 1 : NULL;
+    }
+    return n;
+}
+
+static void length(const char *spec, int col)
+{
+    if (!spec[0] || strncmp(spec, "empirical", 9) == 0)
+        return;
+    wl_len l;
+    llm_err e;
+    if (fz_report("length", wl_len_parse("prompt_len", spec, col, &l, &e),
+                  &e) == 0)
+        wl_len_free(&l);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *p = fz_write("serve.cfg", data, size);
+    if (!p)
+        return 0;
+    char *text = fz_strndup(data, size);
+    const char *sets[8];
+    int nsets = find_sets(text, sets, 8);
+    cfg_serving x;
+    cfg_serving_defaults(&x);
+    llm_err e = {{0}};
+    if (fz_report("serving", cfg_load_serving(p, sets, nsets, &x, &e), &e) ==
+        0) {
+        wl_arrival_kind k;
+        (void)wl_arrival_parse("arrival", x.arrival, &k, &e);
+        length(x.prompt_len, 0);
+        length(x.output_len, 1);
+    }
+    free(text);
+    return 0;
+}
