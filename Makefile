@@ -117,7 +117,9 @@ test: deps
 	  $(MAKE) --no-print-directory MPI=1 all >/dev/null; fi
 	@$(MAKE) --no-print-directory unit cli
 
+# ./llmsim too: the command-line tests check both builds write the same bytes
 asan: deps
+	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 CHECK=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	  unit cli

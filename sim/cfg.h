@@ -98,4 +98,8 @@ int cfg_load_idle_w(const char *datadir, const gpu_spec *g, double *idle_w,
 int cfg_load_serving(const char *path, const char *const *sets, int nsets,
                      cfg_serving *x, llm_err *e);
 
+/* The line of `key` ("parallel.tp") in the libconfig file at path; 0 when
+ * the file does not hold it (or does not parse). */
+int cfg_key_line(const char *path, const char *key);
+
 #endif

@@ -18,11 +18,43 @@ int cfgu_line(const config_setting_t *s)
     return l > 0 ? l : 1;
 }
 
+/* libconfig's scanner grows a string by appending each piece, so one
+ * 100 MB line takes it hours; and a NUL byte ends its input early.  No
+ * llmsim file needs either, so both are refused before it reads. */
+#define CFGU_MAX_LINE 65536
+
+static int prescan(cfgu *c, FILE *f)
+{
+    char buf[1 << 14];
+    size_t n, col = 0;
+    int line = 1;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            if (buf[i] == '\0')
+                return err_at(c->e, c->file, line, "(binary)",
+                              "a NUL byte (expected a libconfig text file)");
+            if (buf[i] == '\n') {
+                line++;
+                col = 0;
+            } else if (++col > CFGU_MAX_LINE) {
+                return err_at(c->e, c->file, line, "line",
+                              "longer than %d bytes (expected a libconfig "
+                              "text file)", CFGU_MAX_LINE);
+            }
+        }
+    rewind(f);
+    return 0;
+}
+
 int cfgu_read(cfgu *c, config_t *cfg)
 {
     FILE *f = fopen(c->file, "r");
     if (!f)
         return err_set(c->e, "%s: cannot open: %s", c->file, strerror(errno));
+    if (prescan(c, f)) {
+        fclose(f);
+        return -1;
+    }
     int rc = config_read(cfg, f);
     fclose(f);
     if (rc != CONFIG_TRUE)

@@ -616,23 +616,19 @@ static int check_capabilities(const opts *o, const gpu_spec *g, llm_err *e)
     return 0;
 }
 
-static int report(const opts *o, const model_spec *m, gpu_catalog *cat)
+static int report(const opts *o, const model_spec *m, gpu_catalog *cat,
+                  llm_err *e)
 {
     char names[16][128];
     int n = split_gpus(o->gpus, names, 16);
     int idx[16], fits_any = 0;
     for (int k = 0; k < n; k++) {
-        llm_err e2;
-        const gpu_spec *g = cmd_find_gpu(cat, names[k], &e2);
-        if (!g) {
-            fprintf(stderr, "llmsim memory: %s\n", e2.msg);
+        const gpu_spec *g = cmd_find_gpu(cat, names[k], e);
+        if (!g)
             return EXIT_BAD_INPUT;
-        }
         idx[k] = (int)(g - cat->gpus);
-        if (!o->json && check_capabilities(o, g, &e2)) {
-            fprintf(stderr, "llmsim memory: %s\n", e2.msg);
+        if (!o->json && check_capabilities(o, g, e))
             return EXIT_BAD_INPUT;
-        }
     }
     mem_result r;
     if (o->train)
@@ -731,7 +727,7 @@ static int run(int argc, char **argv, llm_err *e)
     if (cmd_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
     int rc = o.recommend && !o.gpus ? recommend(&o, &m, &cat)
-                                    : report(&o, &m, &cat);
+                                    : report(&o, &m, &cat, e);
     if (o.recommend && o.gpus && rc != EXIT_BAD_INPUT) {
         printf("\n");
         recommend(&o, &m, &cat);

@@ -1,7 +1,6 @@
 /* llmsim serve — a serving deployment simulated request by request. */
 #include <getopt.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "budget.h"
@@ -574,19 +573,41 @@ static int resolve(const sopts *o, const model_spec *m, serve_input *in,
     return 0;
 }
 
+/* Rows of a trace file (its newlines; a last row without one counts), or
+ * 0 when it cannot be read (the reader then says why). */
+static double count_rows(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    static char buf[1 << 16];
+    double rows = 0;
+    size_t n;
+    char last = '\n';
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        for (const char *p = buf; (p = memchr(p, '\n', n - (size_t)(p - buf)));
+             p++)
+            rows++;
+        last = buf[n - 1];
+    }
+    fclose(f);
+    return rows + (last != '\n');
+}
+
 /* Refuses, before the workload is read or drawn, a run the simulator could
- * not finish in reasonable time or memory (budget.h).  A trace's requests
- * are counted from its size: a row is at least 16 bytes. */
+ * not finish in reasonable time or memory (budget.h); a trace's requests
+ * are its rows. */
 static int check_budget(const sopts *o, llm_err *e)
 {
     cmd_topo_size_t z;
     if (cmd_topo_size(o->x.cluster, o->x.nodes, &z, e))
         return -1;
     double n = o->x.requests > 0 ? o->x.requests : 1000;
-    struct stat st;
-    if (o->x.trace[0] && stat(o->x.trace, &st) == 0 &&
-        (o->x.requests <= 0 || st.st_size / 16.0 < n))
-        n = st.st_size / 16.0;
+    if (o->x.trace[0]) {
+        double rows = count_rows(o->x.trace);
+        if (o->x.requests <= 0 || rows < n)
+            n = rows;
+    }
     budget_est b = {.gpus = (double)z.nodes * z.gpus_per_node};
     budget_topology(z.nodes, z.ndev, z.nlink, &b);
     budget_serve(n, &b);

@@ -106,7 +106,8 @@ int cmd_sweep_read_group(const char *path, cmd_sweep_group *g, llm_err *e)
         }
         int n = v ? config_setting_length(v) : 0;
         g->vary = calloc((size_t)(n ? n : 1), sizeof(char *));
-        if (!g->vary) {
+        g->vary_line = calloc((size_t)(n ? n : 1), sizeof(int));
+        if (!g->vary || !g->vary_line) {
             err_set(e, "%s: out of memory", path);
             goto out;
         }
@@ -121,6 +122,8 @@ int cmd_sweep_read_group(const char *path, cmd_sweep_group *g, llm_err *e)
                 err_set(e, "%s: out of memory", path);
                 goto out;
             }
+            g->vary_line[g->nvary] =
+                cfgu_line(config_setting_get_elem(v, (unsigned)i));
             g->nvary++;
         }
         const char *o;
@@ -142,6 +145,7 @@ void cmd_sweep_group_free(cmd_sweep_group *g)
     for (int i = 0; i < g->nvary; i++)
         free(g->vary[i]);
     free(g->vary);
+    free(g->vary_line);
     memset(g, 0, sizeof *g);
 }
 
@@ -394,6 +398,25 @@ static int mpi_master(int size, sweep_file *f, progress *p, llm_err *e)
 
 /* ---- the command ------------------------------------------------------ */
 
+/* A value of axis a does not load: the message of the experiment's loader
+ * ("x.cfg: tpp: unknown key ...") is put after where the axis came from,
+ * the file's sweep.vary line (axes of the file come first) or --vary. */
+static int blame_axis(const sopts *o, int a, const char *key,
+                      const char *value, llm_err *e)
+{
+    char m[sizeof e->msg];
+    size_t n = strlen(o->file);
+    const char *why = e->msg;
+    if (strncmp(why, o->file, n) == 0 && why[n] == ':' && why[n + 1] == ' ')
+        why += n + 2;
+    if (a < o->group.nvary)
+        snprintf(m, sizeof m, "%s:%d: sweep.vary: %s=%s: %s", o->file,
+                 o->group.vary_line[a], key, value, why);
+    else
+        snprintf(m, sizeof m, "--vary %s=%s: %s", key, value, e->msg);
+    return err_set(e, "%s", m);
+}
+
 /* Every value of every axis is loaded once (others at their first), so a
  * mistyped key or a wrong-typed value stops the sweep before it starts. */
 static int check_axes(const sopts *o, const sweep_spec *s, llm_err *e)
@@ -421,12 +444,9 @@ static int check_axes(const sopts *o, const sweep_spec *s, llm_err *e)
                 mem_train_defaults(&x.plan);
                 rc = cfg_load_experiment(o->file, sets, n, &x, e);
             }
-            if (rc) {
-                char m[sizeof e->msg];
-                snprintf(m, sizeof m, "--vary %s=%s: %s", s->axes[a].key,
-                         s->axes[a].values[v], e->msg);
-                return err_set(e, "%s", m);
-            }
+            if (rc)
+                return blame_axis(o, a, s->axes[a].key, s->axes[a].values[v],
+                                  e);
         }
     return 0;
 }
@@ -436,7 +456,8 @@ static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
     for (int i = 0; i < o->group.nvary; i++)
         if (sweep_add_axis(s, o->group.vary[i], e)) {
             char m[sizeof e->msg];
-            snprintf(m, sizeof m, "%s: sweep.vary: %s", o->file, e->msg);
+            snprintf(m, sizeof m, "%s:%d: sweep.vary: %s", o->file,
+                     o->group.vary_line[i], e->msg);
             return err_set(e, "%s", m);
         }
     for (int i = 0; i < o->nvary; i++)

@@ -12,6 +12,7 @@
 typedef struct cmd_sweep_group {
     bool serve;     /* the file has a serving group: a serving experiment */
     char **vary;    /* sweep.vary as written (owned), not yet parsed */
+    int *vary_line; /* where each one is in the file (owned) */
     int nvary;
     bool has_out;   /* sweep.out is a string ... */
     char out[1024]; /* ... this one (cut at 1023 bytes) */

@@ -2,13 +2,20 @@
  *
  * hold model: 100,000 pending events; each pop schedules one new event at
  * an exponentially distributed offset (GSL), the classic priority-queue
- * benchmark (Vaucher & Duval 1975; Jones 1986). */
+ * benchmark (Vaucher & Duval 1975; Jones 1986).
+ *
+ * The ready experiments run as ./llmsim child processes so that their peak
+ * resident memory (wait4's ru_maxrss, the largest of the process and the
+ * workers it forks) is the simulator's own. */
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cfg.h"
 #include "coll.h"
@@ -226,8 +233,59 @@ static void bench_serve(const char *what, const char *trace, int tp,
     topo_destroy(t);
 }
 
+/* ./llmsim ARGS... in a child; prints its wall time and peak memory. */
+static void bench_rss(const char *what, char *const argv[])
+{
+    fflush(stdout);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(127);
+        execv("./llmsim", argv);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) {
+        printf("%-58s could not run ./llmsim\n", what);
+        return;
+    }
+    double dt = now_s() - t0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        printf("%-58s failed (status %d)\n", what, status);
+    else
+        printf("%-58s %8.3f s wall, %7.1f MiB peak memory\n", what, dt,
+               ru.ru_maxrss / 1024.0);
+}
+
+static void bench_ready(void)
+{
+    char *gpt3[] = {"llmsim", "train", "configs/train-gpt3-175b-1024xa100.cfg",
+                    "--full", NULL};
+    char *l70[] = {"llmsim", "train", "configs/train-llama3-70b-64xh100.cfg",
+                   NULL};
+    char *serve[] = {"llmsim", "serve", "configs/serve-llama2-70b-8xh100.cfg",
+                     NULL};
+    char *disagg[] = {"llmsim", "serve",
+                      "configs/serve-llama2-70b-disagg-2xh100.cfg", NULL};
+    char *search[] = {"llmsim", "search",
+                      "configs/search-gpt3-175b-1024xa100.cfg", NULL};
+    char *compare[] = {"llmsim", "compare",
+                       "configs/compare-8xa100-vs-4xh100.cfg", NULL};
+    bench_rss("ready: train GPT-3 175B, 1,024 A100, --full", gpt3);
+    bench_rss("ready: train Llama-3 70B, 64 H100", l70);
+    bench_rss("ready: serve Llama-2 70B, Azure conv. trace, 8 H100", serve);
+    bench_rss("ready: serve disaggregated, 2 DGX H100", disagg);
+    bench_rss("ready: search GPT-3 175B on 1,024 A100 (largest)", search);
+    bench_rss("ready: compare 8 x A100 vs 4 x H100 (make demo)", compare);
+}
+
 int main(void)
 {
+    /* first, while this process is small: Linux keeps ru_maxrss across
+     * exec, so a child forked later would start at the bench's size */
+    bench_ready();
     gpu_catalog cat;
     llm_err e;
     if (cfg_load_gpus("topologies/gpus.cfg", &cat, &e)) {

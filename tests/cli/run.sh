@@ -157,7 +157,7 @@ has 'hidden_size: missing required key'
 run 1 empty-file -- model tests/bad/empty.cfg
 has 'empty.cfg:1: source: missing'
 run 1 binary-file -- model tests/bad/binary.cfg
-has 'binary.cfg:[0-9]+: \(syntax\)'
+has 'binary.cfg:1: \(binary\): a NUL byte'
 quiet
 run 1 gpu-negative-bw -- memory --model llama-2-7b --gpu tests/bad/gpu-negative-bandwidth.cfg
 has 'gpu-negative-bandwidth.cfg:9: memory_bw_GBps: -900 is out of range'
@@ -625,6 +625,120 @@ has 'no plan fits'
 run 1 search-no-batch -- search --model llama-2-7b --cluster dgx-h100 --seq-len 4096
 has 'a global batch is needed'
 quiet
+
+# ---- the bad-input corpus (tests/bad/README.md) -------------------------
+# Every file: exit status 1, a message naming the file (and the line and
+# key where the mistake has them), nothing on stdout, and no output file
+# left behind by a command asked to write one.
+O="$tmp/bad-out"
+TRAIN1="--cluster dgx-h100 --tp 1 --pp 1 --dp 1 --global-batch 1 --seq-len 128 --timeline $O.csv --trace $O.json"
+# corpus FILE 'REGEX' ARGS...: ARGS is the command, FILE its bad input
+corpus() {
+    f=$1 re=$2
+    shift 2
+    rm -f "$O".*
+    run 1 "bad-$f" -- "$@"
+    has "^llmsim [a-z]+: $re"
+    quiet
+    # shellcheck disable=SC2086
+    if ls "$O".* >/dev/null 2>&1; then bad "left an output file: $(ls "$O".*)"; else ok; fi
+}
+B=tests/bad
+for f in model-typo-key.cfg:4:hiden model-negative-size.cfg:4:hidden \
+         model-wrong-type.cfg:3:layers model-zero-layers.cfg:3:layers \
+         model-malformed.json:6: model-missing-key.json:1:hidden_size \
+         empty.cfg:1:source binary.cfg:1:.binary.; do
+    IFS=: read -r file line key <<EOF_
+$f
+EOF_
+    # shellcheck disable=SC2086
+    corpus "$file" "$B/$file:$line: $key" train --model "$B/$file" $TRAIN1
+done
+for f in dangling-link:9:b duplicate-name:7:name negative-bandwidth:9:GBps \
+         zero-bandwidth:9:GBps unreachable-gpu:8:links; do
+    IFS=: read -r file line key <<EOF_
+$f
+EOF_
+    # shellcheck disable=SC2086
+    corpus "topo-$file" "$B/topo-$file.cfg:$line: $key" train --model llama-2-7b \
+        --cluster "$B/topo-$file.cfg" --tp 1 --pp 1 --dp 1 --global-batch 1 \
+        --timeline "$O.csv"
+done
+corpus gpu-negative-bandwidth "$B/gpu-negative-bandwidth.cfg:9: memory_bw_GBps: -900" \
+    memory --model llama-2-7b --gpu $B/gpu-negative-bandwidth.cfg
+for f in efficiency-above-one:3:efficiency negative-efficiency:3:efficiency \
+         missing-column:1:k; do
+    IFS=: read -r file line key <<EOF_
+$f
+EOF_
+    corpus "calib-$file" "$B/calib-$file/gemm.tsv:$line: $key" kernel --gpu h100-sxm \
+        --gemm 8x8x8 --calib "$B/calib-$file"
+done
+for f in input-typo:6:worker negative-batch:4:global_batch \
+         tp-not-dividing-heads:4:parallel.tp zero-gpus:4:nodes; do
+    IFS=: read -r file line key <<EOF_
+$f
+EOF_
+    corpus "train-$file" "$B/train-$file.cfg:$line: $key" train "$B/train-$file.cfg" \
+        --timeline "$O.csv" --trace "$O.json"
+done
+# 2^20 GPUs x 10^4 microbatches: refused before anything is built
+corpus train-absurd-size "$B/train-absurd-size.cfg: refusing to simulate 1048576 GPUs .*estimated [0-9]+ min.*--force" \
+    train $B/train-absurd-size.cfg --timeline "$O.csv"
+corpus serve-absurd-requests "--requests: refusing to simulate 1e\+08 requests" serve \
+    --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 10 --prompt-len 100 \
+    --output-len 100 --requests 100000000 --csv "$O.csv"
+corpus serve-typo "$B/serve-typo.cfg:6: max_num_seq" serve $B/serve-typo.cfg --csv "$O.csv"
+corpus trace-missing-column "$B/trace-missing-column.csv:3: GeneratedTokens" serve \
+    --model llama-2-7b --cluster dgx-h100 --tp 1 --trace $B/trace-missing-column.csv --csv "$O.csv"
+corpus trace-time-backwards "$B/trace-time-backwards.csv:3: TIMESTAMP" serve \
+    --model llama-2-7b --cluster dgx-h100 --tp 1 --trace $B/trace-time-backwards.csv --csv "$O.csv"
+corpus sweep-unknown-field "$B/sweep-unknown-field.cfg:5: sweep.vary: parallel.tpp" \
+    sweep $B/sweep-unknown-field.cfg --out "$O.csv" --no-progress
+corpus sweep-empty-range "$B/sweep-empty-range.cfg:5: sweep.vary: .*empty range" \
+    sweep $B/sweep-empty-range.cfg --out "$O.csv" --no-progress
+# a 100 MB line, made here rather than kept in git: a trace and a model file
+{ printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n'
+  head -c 100000000 /dev/zero | tr '\0' 7; echo; } >"$tmp/long-line.csv"
+corpus trace-100mb-line "$tmp/long-line.csv:3: line: longer than" serve \
+    --model llama-2-7b --cluster dgx-h100 --tp 1 --trace "$tmp/long-line.csv" --csv "$O.csv"
+{ printf 'source = "test";\nlayers = 32;\ndescription = "'
+  head -c 100000000 /dev/zero | tr '\0' a; printf '";\n'; } >"$tmp/long-line.cfg"
+corpus model-100mb-line "$tmp/long-line.cfg:3: line: longer than" train \
+    --model "$tmp/long-line.cfg" --cluster dgx-h100 --tp 1 --timeline "$O.csv"
+rm -f "$tmp"/long-line.*
+
+# ---- determinism across builds ------------------------------------------
+# Under `make asan` ($L is build-asan/llmsim, -O1, sanitizers, invariant
+# checks) the ready experiments' JSON, Chrome traces and CSVs must be the
+# bytes ./llmsim (-O2) writes for the same inputs and seed.
+case "$L" in
+*build-asan/llmsim)
+    if [ -x ./llmsim ]; then
+        for t in "train configs/train-llama2-7b-8xh100.cfg --json --trace @.json --timeline @.csv" \
+                 "train configs/train-llama3-70b-64xh100.cfg --json --trace @.json" \
+                 "serve configs/serve-llama2-70b-disagg-2xh100.cfg --json --trace @.json --csv @.csv" \
+                 "serve configs/serve-llama2-70b-8xh100.cfg --requests 500 --json --csv @.csv"; do
+            cur="builds-agree: $t"
+            # the same output names for both: stdout may mention them
+            a=$(echo "$t" | sed "s|@|$tmp/d|g")
+            # shellcheck disable=SC2086
+            $L $a >"$tmp/d.out" 2>/dev/null; ra=$?
+            for x in out json csv; do [ -e "$tmp/d.$x" ] && mv "$tmp/d.$x" "$tmp/da.$x"; done
+            # shellcheck disable=SC2086
+            ./llmsim $a >"$tmp/d.out" 2>/dev/null; rb=$?
+            for x in out json csv; do [ -e "$tmp/d.$x" ] && mv "$tmp/d.$x" "$tmp/db.$x"; done
+            same=1
+            for x in out json csv; do
+                [ -e "$tmp/da.$x" ] || [ -e "$tmp/db.$x" ] || continue
+                cmp -s "$tmp/da.$x" "$tmp/db.$x" || same=0
+            done
+            if [ $ra -eq 0 ] && [ $rb -eq 0 ] && [ $same -eq 1 ]; then ok; else
+                bad "the sanitizer build's output differs from ./llmsim's (status $ra, $rb)"; fi
+            rm -f "$tmp"/da.* "$tmp"/db.*
+        done
+    fi;;
+esac
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
