@@ -240,7 +240,8 @@ static void bench_rss(const char *what, char *const argv[])
     double t0 = now_s();
     pid_t pid = fork();
     if (pid == 0) {
-        if (!freopen("/dev/null", "w", stdout))
+        if (!freopen("/dev/null", "w", stdout) ||
+            !freopen("/dev/null", "w", stderr))
             _exit(127);
         execv("./llmsim", argv);
         _exit(127);
