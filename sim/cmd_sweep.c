@@ -23,6 +23,7 @@
 static const char usage[] =
     "usage: llmsim sweep EXPERIMENT.cfg [--vary KEY=VALUES ...]\n"
     "           [--set KEY=VALUE ...] [--out FILE.csv] [-j N] [--no-progress]\n"
+    "           [--force]\n"
     "       mpirun -n N llmsim-mpi sweep ...   (built with `make MPI=1`)\n\n"
     "Runs the experiment (a training one, or a serving one: a file with a\n"
     "serving group) at every point of the grid the --vary options span, and\n"
@@ -42,9 +43,10 @@ static const char usage[] =
     "whatever the number of workers.  -j N runs N points at once (default:\n"
     "every core); under mpirun, rank 0 hands points to the other ranks and\n"
     "writes the file.  Progress (points, rate, ETA) goes to stderr when it\n"
-    "is a terminal.\n";
+    "is a terminal.  A point over the run budget (see `llmsim help train`)\n"
+    "is an error row; --force runs every point anyway.\n";
 
-enum { S_VARY = 500, S_SET, S_OUT, S_JOBS, S_NOPROG };
+enum { S_VARY = 500, S_SET, S_OUT, S_JOBS, S_NOPROG, S_FORCE };
 
 typedef struct sopts {
     const char *file, *out;
@@ -53,7 +55,7 @@ typedef struct sopts {
     const char *vary[64];
     int nvary;
     int jobs;
-    bool progress, serve;
+    bool progress, serve, force; /* force: --force to every point */
     char out_buf[1024];
     cmd_sweep_group group; /* the file's sweep group, owned */
 } sopts;
@@ -75,6 +77,7 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case S_OUT: o->out = v; return 0;
     case S_JOBS: return cmd_int_opt("-j", v, 1, 4096, &o->jobs, e);
     case S_NOPROG: o->progress = false; return 0;
+    case S_FORCE: o->force = true; return 0;
     }
     return -1;
 }
@@ -168,6 +171,7 @@ static int parse(int argc, char **argv, sopts *o, llm_err *e)
     static const struct option opts[] = {
         {"vary", 1, 0, S_VARY}, {"set", 1, 0, S_SET}, {"out", 1, 0, S_OUT},
         {"jobs", 1, 0, S_JOBS}, {"no-progress", 0, 0, S_NOPROG},
+        {"force", 0, 0, S_FORCE},
         {0, 0, 0, 0},
     };
     /* -j N and -jN, as make takes them */
@@ -202,7 +206,7 @@ static int run_point(const sopts *o, const sweep_spec *s, long i, json_t **j,
                      llm_err *e)
 {
     char sets[64 + 64][300];
-    char *argv[2 + 2 * 128 + 1];
+    char *argv[2 + 2 * 128 + 2];
     int n = 0;
     argv[n++] = o->serve ? "serve" : "train";
     argv[n++] = (char *)o->file;
@@ -215,6 +219,8 @@ static int run_point(const sopts *o, const sweep_spec *s, long i, json_t **j,
         argv[n++] = "--set";
         argv[n++] = sets[a];
     }
+    if (o->force)
+        argv[n++] = "--force";
     argv[n] = NULL;
     return o->serve ? cmd_serve_json(n, argv, j, e)
                     : cmd_train_json(n, argv, j, e);

@@ -685,6 +685,11 @@ done
 # 2^20 GPUs x 10^4 microbatches: refused before anything is built
 corpus train-absurd-size "$B/train-absurd-size.cfg: refusing to simulate 1048576 GPUs .*estimated [0-9]+ min.*--force" \
     train $B/train-absurd-size.cfg --timeline "$O.csv"
+# in a sweep, such a point is an error row, not a sweep that never ends
+run 0 sweep-over-budget -- sweep $B/train-absurd-size.cfg --vary parallel.tp=8 \
+    --out "$tmp/budget.csv" --no-progress
+if grep -q '^0,[0-9a-f]*,8,error,".*refusing to simulate 1048576 GPUs.*--force' "$tmp/budget.csv"; then
+    ok; else bad "the point over the budget is not an error row"; fi
 corpus serve-absurd-requests "--requests: refusing to simulate 1e\+08 requests" serve \
     --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 10 --prompt-len 100 \
     --output-len 100 --requests 100000000 --csv "$O.csv"
