@@ -321,7 +321,7 @@ int cmd_search_train(const cfg_experiment *x, int simulate, struct search_result
         return -1;
     train_input in = {&v->m, &x->plan, v->t, v->t->gpu, &v->cc, &v->kc,
                       &v->ov, false, false, NULL, NULL, NULL, x->gpus};
-    return search_train(&in, &x->plan, simulate, s, e);
+    return search_train(&in, &x->plan, simulate, par_cpus(), s, e);
 }
 
 static int run_train(const qopts *o, llm_err *e)

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "par.h"
+
 const char *const search_reason_names[SEARCH_REASONS] = {
     "invalid plan", "model states exceed memory",
     "activations exceed memory", "estimate failed"};
@@ -12,6 +14,7 @@ const char *const search_reason_names[SEARCH_REASONS] = {
 typedef struct cand {
     mem_train plan;
     double est, bytes;
+    int kind, reason; /* its verdict (below) */
 } cand;
 
 typedef struct candv {
@@ -24,7 +27,11 @@ typedef struct walk {
     const mem_train *tmpl;
     int gpus, per_node;
     search_result *out;
+    candv all;          /* every plan enumerated, in order */
     candv fit, dropped;
+    search_plan *sim;   /* the simulated ones, by rank of estimate */
+    bool *sim_ok;
+    long cursor, limit; /* par_run's next job */
     llm_err *e;
 } walk;
 
@@ -39,42 +46,82 @@ static int push(candv *v, llm_err *e, const mem_train *p, double est,
         v->c = nc;
         v->cap = cap;
     }
-    v->c[v->n++] = (cand){*p, est, bytes};
+    v->c[v->n++] = (cand){*p, est, bytes, 0, 0};
     return 0;
 }
 
-/* One complete plan: check, fit, estimate. */
-static int consider(walk *w, const mem_train *p)
+/* What checking, fitting and estimating one plan found. */
+enum { V_FIT = SEARCH_REASONS, V_DROPPED_ESTIMATED };
+typedef struct verdict {
+    int kind;  /* a search reason, or V_FIT, or V_DROPPED_ESTIMATED (a plan
+                  memory refused, estimated to say what memory costs) */
+    int reason; /* for V_DROPPED_ESTIMATED: which memory reason */
+    double est, bytes;
+} verdict;
+
+static verdict evaluate(const walk *w, const mem_train *p)
 {
-    search_result *o = w->out;
-    o->enumerated++;
+    verdict v = {SEARCH_INVALID, 0, 0, 0};
     llm_err e = {{0}};
-    if (mem_train_check(w->base->m, p, &e)) {
-        o->dropped[SEARCH_INVALID]++;
-        return 0;
-    }
+    if (mem_train_check(w->base->m, p, &e))
+        return v;
     mem_result mr;
     mem_train_breakdown(w->base->m, p, w->base->overhead, &mr);
     double cap = w->base->gpu->memory_bytes;
     train_input in = *w->base;
     in.plan = p;
     train_result r;
+    v.bytes = mr.total;
     if (mr.total > cap) {
-        o->dropped[mr.weights + mr.gradients + mr.optimizer > cap
-                       ? SEARCH_MODEL_STATES
-                       : SEARCH_ACTIVATIONS]++;
+        v.kind = mr.weights + mr.gradients + mr.optimizer > cap
+                     ? SEARCH_MODEL_STATES
+                     : SEARCH_ACTIVATIONS;
         /* what memory costs: the refused plans, estimated, to say later
          * which faster one came closest to fitting */
-        if (mr.total < 4 * cap && train_estimate(&in, &r, &e) == 0)
-            return push(&w->dropped, w->e, p, r.step_s, mr.total);
-        return 0;
+        if (mr.total < 4 * cap && train_estimate(&in, &r, &e) == 0) {
+            v.reason = v.kind;
+            v.kind = V_DROPPED_ESTIMATED;
+            v.est = r.step_s;
+        }
+        return v;
     }
     if (train_estimate(&in, &r, &e)) {
-        o->dropped[SEARCH_ESTIMATE]++;
-        return 0;
+        v.kind = SEARCH_ESTIMATE;
+        return v;
     }
-    o->fitted++;
-    return push(&w->fit, w->e, p, r.step_s, mr.total);
+    v.kind = V_FIT;
+    v.est = r.step_s;
+    return v;
+}
+
+/* Workers send verdicts as text; %a keeps every bit of a double, so a
+ * search on N cores ranks exactly as on one. */
+static char *evaluate_job(long i, void *ctx)
+{
+    const walk *w = ctx;
+    verdict v = evaluate(w, &w->all.c[i].plan);
+    char *b = malloc(96);
+    if (b)
+        snprintf(b, 96, "%d %d %a %a", v.kind, v.reason, v.est, v.bytes);
+    return b;
+}
+
+static int evaluate_done(long i, const char *r, void *ctx)
+{
+    walk *w = ctx;
+    cand *c = &w->all.c[i];
+    char *end;
+    c->kind = (int)strtol(r, &end, 10);
+    c->reason = (int)strtol(end, &end, 10);
+    c->est = strtod(end, &end);
+    c->bytes = strtod(end, &end);
+    return 0;
+}
+
+/* One complete plan: queued; evaluated later, all at once. */
+static int consider(walk *w, const mem_train *p)
+{
+    return push(&w->all, w->e, p, 0, 0);
 }
 
 static int schedules(walk *w, mem_train *p)
@@ -177,8 +224,87 @@ static int by_step(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static long next_index(void *ctx)
+{
+    walk *w = ctx;
+    return w->cursor < w->limit ? w->cursor++ : -1;
+}
+
+/* The k-th fastest estimate, simulated; its train_result travels back as
+ * hex ('+' simulated, '-' failed): workers are forks of this process, so
+ * the struct's layout is the same on both ends. */
+static char *simulate_job(long i, void *ctx)
+{
+    const walk *w = ctx;
+    train_input in = *w->base;
+    mem_train plan = w->fit.c[i].plan;
+    in.plan = &plan;
+    in.trace_path = in.timeline_path = NULL;
+    train_result r;
+    memset(&r, 0, sizeof r);
+    llm_err pe = {{0}};
+    int rc = train_simulate(&in, &r, &pe);
+    char *b = malloc(2 * sizeof r + 2);
+    if (!b)
+        return NULL;
+    b[0] = rc ? '-' : '+';
+    const unsigned char *p = (const unsigned char *)&r;
+    for (size_t k = 0; k < sizeof r; k++)
+        snprintf(b + 1 + 2 * k, 3, "%02x", p[k]);
+    return b;
+}
+
+static int simulate_done(long i, const char *s, void *ctx)
+{
+    walk *w = ctx;
+    train_result *r = &w->sim[i].r;
+    unsigned char *p = (unsigned char *)r;
+    if (s[0] != '+' || strlen(s) != 2 * sizeof *r + 1)
+        return 0; /* failed: left out of the ranking, as before */
+    for (size_t k = 0; k < sizeof *r; k++) {
+        unsigned v;
+        if (sscanf(s + 1 + 2 * k, "%2x", &v) != 1)
+            return 0;
+        p[k] = (unsigned char)v;
+    }
+    w->sim_ok[i] = true;
+    return 0;
+}
+
+/* The verdicts, in enumeration order: counts, and the plans that fit or
+ * were refused by memory but estimated. */
+static int tally(walk *w)
+{
+    search_result *o = w->out;
+    for (long i = 0; i < w->all.n; i++) {
+        const cand *c = &w->all.c[i];
+        o->enumerated++;
+        if (c->kind == V_FIT) {
+            o->fitted++;
+            if (push(&w->fit, w->e, &c->plan, c->est, c->bytes))
+                return -1;
+        } else if (c->kind == V_DROPPED_ESTIMATED) {
+            o->dropped[c->reason]++;
+            if (push(&w->dropped, w->e, &c->plan, c->est, c->bytes))
+                return -1;
+        } else {
+            o->dropped[c->kind]++;
+        }
+    }
+    return 0;
+}
+
+static void walk_free(walk *w)
+{
+    free(w->all.c);
+    free(w->fit.c);
+    free(w->dropped.c);
+    free(w->sim);
+    free(w->sim_ok);
+}
+
 int search_train(const train_input *base, const mem_train *tmpl,
-                 int simulate, search_result *out, llm_err *e)
+                 int simulate, int jobs, search_result *out, llm_err *e)
 {
     memset(out, 0, sizeof *out);
     int gpus = base->gpus > 0 && base->gpus < base->t->ngpu ? base->gpus
@@ -189,32 +315,36 @@ int search_train(const train_input *base, const mem_train *tmpl,
         return err_set(e, "search: a global batch is needed (--global-batch "
                           "N)");
     }
-    if (shapes(&w)) {
-        free(w.fit.c);
-        free(w.dropped.c);
-        return -1;
-    }
+    /* enumerate; check, fit and estimate every plan on `jobs` workers */
+    w.limit = 0;
+    if (shapes(&w))
+        goto fail;
+    w.limit = w.all.n;
+    if (par_run(jobs, next_index, evaluate_job, evaluate_done, &w, e) ||
+        tally(&w))
+        goto fail;
     if (w.fit.n > 0)
         qsort(w.fit.c, (size_t)w.fit.n, sizeof *w.fit.c, by_estimate);
+    /* simulate the fastest estimates, also on the workers */
     int k = w.fit.n < simulate ? (int)w.fit.n : simulate;
     out->ranked = calloc((size_t)(k ? k : 1), sizeof *out->ranked);
-    if (!out->ranked) {
-        free(w.fit.c);
-        free(w.dropped.c);
-        return err_set(e, "out of memory");
+    w.sim = calloc((size_t)(k ? k : 1), sizeof *w.sim);
+    w.sim_ok = calloc((size_t)(k ? k : 1), sizeof *w.sim_ok);
+    if (!out->ranked || !w.sim || !w.sim_ok) {
+        err_set(e, "out of memory");
+        goto fail;
     }
-    for (int i = 0; i < k; i++) {
-        search_plan *sp = &out->ranked[out->nranked];
-        sp->plan = w.fit.c[i].plan;
-        sp->estimate_s = w.fit.c[i].est;
-        train_input in = *base;
-        in.plan = &sp->plan;
-        in.trace_path = in.timeline_path = NULL;
-        llm_err pe = {{0}};
-        if (train_simulate(&in, &sp->r, &pe) == 0)
-            out->nranked++;
-    }
-    free(w.fit.c);
+    w.cursor = 0;
+    w.limit = k;
+    if (par_run(jobs, next_index, simulate_job, simulate_done, &w, e))
+        goto fail;
+    for (int i = 0; i < k; i++)
+        if (w.sim_ok[i]) {
+            search_plan *sp = &out->ranked[out->nranked++];
+            sp->plan = w.fit.c[i].plan;
+            sp->estimate_s = w.fit.c[i].est;
+            sp->r = w.sim[i].r;
+        }
     qsort(out->ranked, (size_t)out->nranked, sizeof *out->ranked, by_step);
     /* of the refused plans estimated 3% or more faster than the winner,
      * the one closest to fitting */
@@ -229,8 +359,12 @@ int search_train(const train_input *base, const mem_train *tmpl,
             out->fastest_dropped_bytes = c->bytes;
         }
     }
-    free(w.dropped.c);
+    walk_free(&w);
     return 0;
+fail:
+    walk_free(&w);
+    search_free(out);
+    return -1;
 }
 
 void search_free(search_result *r)

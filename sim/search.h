@@ -39,11 +39,13 @@ typedef struct search_result {
     bool have_dropped;
 } search_result;
 
-/* `base` carries model, cluster, calibration; `tmpl` the fixed parts of the
+/* Plans are evaluated, and the best `simulate` simulated, on `jobs` forked
+ * workers (par.h; jobs <= 1: in this process); the result is the same
+ * whatever `jobs` is.  `base` carries model, cluster, calibration; `tmpl` the fixed parts of the
  * plan (global_batch, seq_len, precision, optimizer, flash attention and
  * the rest).  TP stays inside a node (at most `gpus_per_node`). */
 int search_train(const train_input *base, const mem_train *tmpl,
-                 int simulate, search_result *out, llm_err *e);
+                 int simulate, int jobs, search_result *out, llm_err *e);
 void search_free(search_result *r);
 
 /* "tp 8 x pp 4 x dp 2, mb 1, ZeRO-1, selective, interleaved (vpp 2)" */

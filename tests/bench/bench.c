@@ -20,6 +20,7 @@
 #include "cfg.h"
 #include "coll.h"
 #include "engine.h"
+#include "par.h"
 #include "serve.h"
 #include "search.h"
 #include "train.h"
@@ -164,15 +165,15 @@ static void bench_train(const char *what, const char *model_name,
     train_result r;
     search_result sr;
     double t0 = now_s();
-    int rc = search_top > 0 ? search_train(&in, &p, search_top, &sr, &e)
+    int rc = search_top > 0 ? search_train(&in, &p, search_top, par_cpus(), &sr, &e)
                             : train_simulate(&in, &r, &e);
     double dt = now_s() - t0;
     if (rc)
         printf("%s: %s\n", what, e.msg);
     else if (search_top > 0)
-        printf("%-58s %8.3f s wall, %ld plans, %ld fit, best %.2f s\n", what,
-               dt, sr.enumerated, sr.fitted,
-               sr.nranked ? sr.ranked[0].r.step_s : 0.0);
+        printf("%-58s %8.3f s wall, %ld plans, %ld fit, best %.2f s "
+               "(%d cores)\n", what, dt, sr.enumerated, sr.fitted,
+               sr.nranked ? sr.ranked[0].r.step_s : 0.0, par_cpus());
     else
         printf("%-58s %8.3f s wall, %9llu events; step %.2f s, MFU %.1f%%\n",
                what, dt, (unsigned long long)r.events, r.step_s, 100 * r.mfu);

@@ -186,7 +186,7 @@ static void test_search_guarantees(void **state)
                       false, false, NULL, NULL, NULL, 0};
     search_result s;
     llm_err e;
-    assert_int_equal(search_train(&in, &p, 12, &s, &e), 0);
+    assert_int_equal(search_train(&in, &p, 12, 1, &s, &e), 0);
     long dropped = 0;
     for (int k = 0; k < SEARCH_REASONS; k++)
         dropped += s.dropped[k];
@@ -201,10 +201,31 @@ static void test_search_guarantees(void **state)
         assert_int_equal(sp->plan.global_batch, 64);
         assert_close(sp->estimate_s, sp->r.step_s, 0.05);
     }
+    /* on three forked workers: the same counts, plans and results, bit
+     * for bit */
+    search_result s3;
+    assert_int_equal(search_train(&in, &p, 12, 3, &s3, &e), 0);
+    assert_int_equal(s3.enumerated, s.enumerated);
+    assert_int_equal(s3.fitted, s.fitted);
+    assert_int_equal(s3.nranked, s.nranked);
+    assert_memory_equal(s3.dropped, s.dropped, sizeof s.dropped);
+    for (int i = 0; i < s.nranked; i++) {
+        char a[160], b[160];
+        search_plan_name(&s3.ranked[i].plan, a, sizeof a);
+        search_plan_name(&s.ranked[i].plan, b, sizeof b);
+        assert_string_equal(a, b);
+        assert_true(s3.ranked[i].estimate_s == s.ranked[i].estimate_s);
+        assert_true(s3.ranked[i].r.step_s == s.ranked[i].r.step_s);
+        assert_true(s3.ranked[i].r.memory_peak_bytes ==
+                    s.ranked[i].r.memory_peak_bytes);
+        assert_true(s3.ranked[i].r.events == s.ranked[i].r.events);
+    }
+    assert_int_equal(s3.have_dropped, s.have_dropped);
+    search_free(&s3);
     search_free(&s);
     /* the same search on the first 4 GPUs uses 4 */
     in.gpus = 4;
-    assert_int_equal(search_train(&in, &p, 4, &s, &e), 0);
+    assert_int_equal(search_train(&in, &p, 4, 2, &s, &e), 0);
     assert_true(s.nranked > 0);
     for (int i = 0; i < s.nranked; i++)
         assert_int_equal(mem_train_gpus(&s.ranked[i].plan), 4);
