@@ -68,6 +68,15 @@ typedef struct cmd_topo_size_t {
 int cmd_topo_size(const char *arg, int nodes, cmd_topo_size_t *out,
                   llm_err *e);
 
+/* An error that names an option ("--tp 3 does not divide ...", "--model:
+ * unknown model ...") whose value came from the experiment file, not the
+ * command line, is rewritten to name the file, line and key instead
+ * ("x.cfg:4: parallel.tp: 3 does not divide ..."); a value from --set
+ * KEY=... names that.  `group` holds the plan's keys (parallel, serving);
+ * model, cluster, nodes and gpus are top-level. */
+void cmd_blame_file(const char *file, const char *group, int argc,
+                    char **argv, llm_err *e);
+
 /* Dumps `j` (stolen) to stdout, indented, keys in insertion order. */
 void cmd_print_json(json_t *j);
 json_t *cmd_json_bytes(double bytes);

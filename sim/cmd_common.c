@@ -66,11 +66,12 @@ static int is_path(const char *arg)
            util_ends_with(arg, ".json");
 }
 
-/* Names of the model files, for "did you mean". Returns the count. */
-static int model_names(char names[][96], int cap)
+/* Names of the .cfg files in <datadir>/<sub>, for "did you mean".
+ * Returns the count. */
+static int data_names(const char *sub, char names[][96], int cap)
 {
     char dir[PATH_MAX + 16];
-    snprintf(dir, sizeof dir, "%s/models", cmd_datadir());
+    snprintf(dir, sizeof dir, "%s/%s", cmd_datadir(), sub);
     DIR *d = opendir(dir);
     if (!d)
         return 0;
@@ -97,7 +98,7 @@ int cmd_load_model(const char *arg, model_spec *m, llm_err *e)
         return cfg_load_model(p, m, e);
     char names[256][96];
     const char *ptrs[256];
-    int n = model_names(names, 256);
+    int n = data_names("models", names, 256);
     for (int i = 0; i < n; i++)
         ptrs[i] = names[i];
     char hint[160];
@@ -242,10 +243,17 @@ static int load_spec(const char *arg, int nodes, topo_nodespec *spec,
     else
         snprintf(path, sizeof path, "%s/topologies/%s.cfg", cmd_datadir(),
                  arg);
-    if (!is_path(arg) && access(path, R_OK) != 0)
-        return err_set(e, "--cluster: unknown topology \"%s\" (expected a "
-                          "name from %s/topologies/ or a path)", arg,
+    if (!is_path(arg) && access(path, R_OK) != 0) {
+        char names[256][96], hint[160];
+        const char *ptrs[256];
+        int k = data_names("topologies", names, 256);
+        for (int i = 0; i < k; i++)
+            ptrs[i] = names[i];
+        util_did_you_mean(hint, sizeof hint, arg, ptrs, k);
+        return err_set(e, "--cluster: unknown topology \"%s\"%s (expected "
+                          "a name from %s/topologies/ or a path)", arg, hint,
                        cmd_datadir());
+    }
     *n = 1;
     if (cfg_load_topology(path, cmd_datadir(), spec, n, fabric, e))
         return -1;
@@ -362,4 +370,47 @@ void cmd_env_free(cmd_env *v)
     topo_destroy(v->t);
     v->t = NULL;
     gpu_catalog_free(&v->cat);
+}
+
+void cmd_blame_file(const char *file, const char *group, int argc,
+                    char **argv, llm_err *e)
+{
+    char opt[64], key[96];
+    if (!file || sscanf(e->msg, "--%62[a-z-]", opt) != 1)
+        return;
+    size_t n = strlen(opt);
+    for (int i = 0; i < argc; i++)
+        if (strncmp(argv[i], "--", 2) == 0 &&
+            strncmp(argv[i] + 2, opt, n) == 0 &&
+            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
+            return; /* given on the command line: the option is right */
+    static const char *const top[] = {"model", "cluster", "nodes", "gpus"};
+    bool at_top = false;
+    for (size_t i = 0; i < sizeof top / sizeof *top; i++)
+        at_top |= strcmp(opt, top[i]) == 0;
+    if (at_top)
+        snprintf(key, sizeof key, "%s", opt);
+    else
+        snprintf(key, sizeof key, "%s.%s", group, opt);
+    for (char *c = key; *c; c++)
+        if (*c == '-')
+            *c = '_';
+    char m[sizeof e->msg];
+    size_t k = strlen(key);
+    /* "--tp 3 does not ..." or "--model: unknown ...": what follows */
+    const char *rest = e->msg + 2 + n + (e->msg[2 + n] == ':');
+    for (int i = 0; i < argc; i++) {
+        const char *a = strncmp(argv[i], "--set=", 6) == 0 ? argv[i] + 6
+                                                           : argv[i];
+        if (strncmp(a, key, k) == 0 && a[k] == '=') {
+            snprintf(m, sizeof m, "--set %s:%s", key, rest);
+            err_set(e, "%s", m);
+            return;
+        }
+    }
+    int line = cfg_key_line(file, key);
+    if (line <= 0)
+        return;
+    snprintf(m, sizeof m, "%s:%d: %s:%s", file, line, key, rest);
+    err_set(e, "%s", m);
 }

@@ -75,6 +75,18 @@ static int load_cluster(cfgu *c, const config_setting_t *g, cluster_spec *s)
         cfgu_int(c, g, "gpus", false, 1, 1 << 24, &s->gpus) ||
         cfgu_int(c, g, "nodes", false, 1, 1 << 20, &s->nodes))
         return -1;
+    /* a cluster that does not exist is a mistake in this file, not a
+     * cluster that cannot run the workload */
+    cmd_topo_size_t z;
+    llm_err why = {{0}};
+    if (cmd_topo_size(s->cluster, 0, &z, &why)) {
+        const char *m = why.msg;
+        if (strncmp(m, "--cluster: ", 11) == 0)
+            m += 11;
+        return err_at(c->e, c->file,
+                      cfgu_line(config_setting_get_member(g, "cluster")),
+                      "cluster", "%s", m);
+    }
     if (!s->name[0])
         memcpy(s->name, s->cluster, sizeof s->name - 1);
     const config_setting_t *set = config_setting_get_member(g, "set");

@@ -622,8 +622,10 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
         return EXIT_BAD_INPUT;
     model_spec m;
     gpu_catalog cat;
-    if (cmd_load_model(o.x.model, &m, e) || cmd_load_catalog(&cat, e))
+    if (cmd_load_model(o.x.model, &m, e) || cmd_load_catalog(&cat, e)) {
+        cmd_blame_file(o.file, "serving", argc, argv, e);
         return EXIT_BAD_INPUT;
+    }
     int rc = EXIT_BAD_INPUT;
     wl_request *req = NULL;
     int nreq = 0;
@@ -633,14 +635,18 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     serve_input in;
     memset(&in, 0, sizeof in);
     topo *t = NULL;
-    if (check_budget(&o, e))
+    if (check_budget(&o, e)) {
+        cmd_blame_file(o.file, "serving", argc, argv, e);
         goto out;
+    }
     t = cmd_load_topo_net(o.x.cluster, o.x.nodes, -1, &o.x.net, &cat, e);
     if (!t || resolve(&o, &m, &in, e) || pools(&o.x, t, &in, e) ||
         cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e) ||
-        setup_pools(&in, t, &cc, e) || workload(&o.x, &m, &req, &nreq, e))
+        setup_pools(&in, t, &cc, e) || workload(&o.x, &m, &req, &nreq, e)) {
+        cmd_blame_file(o.file, "serving", argc, argv, e);
         goto out;
+    }
     in.m = &m;
     in.t = t;
     in.coll = &kc;
@@ -655,6 +661,8 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
             if (!out)
                 fprintf(stderr, "llmsim serve: %s\n", e->msg);
             rc = EXIT_NO_FIT;
+        } else {
+            cmd_blame_file(o.file, "serving", argc, argv, e);
         }
         goto out;
     }

@@ -376,57 +376,19 @@ static int fill_cluster(mem_train *p, const char *cluster, int ngpu,
     return 0;
 }
 
-/* A plan error names an option ("--tp 3 does not divide ..."); when the
- * value came from the experiment file, it names the file, line and key
- * instead ("x.cfg:4: parallel.tp: 3 does not divide ..."). */
-static void blame_file(const char *file, int argc, char **argv, llm_err *e)
-{
-    char opt[64], key[96];
-    if (!file || sscanf(e->msg, "--%62[a-z-]", opt) != 1)
-        return;
-    size_t n = strlen(opt);
-    for (int i = 0; i < argc; i++)
-        if (strncmp(argv[i], "--", 2) == 0 &&
-            strncmp(argv[i] + 2, opt, n) == 0 &&
-            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
-            return; /* given on the command line: the option is right */
-    snprintf(key, sizeof key, "parallel.%s", opt);
-    for (char *c = key; *c; c++)
-        if (*c == '-')
-            *c = '_';
-    char m[sizeof e->msg];
-    size_t k = strlen(key);
-    for (int i = 0; i < argc; i++) {
-        const char *a = strncmp(argv[i], "--set=", 6) == 0 ? argv[i] + 6
-                                                           : argv[i];
-        if (strncmp(a, key, k) == 0 && a[k] == '=') {
-            snprintf(m, sizeof m, "--set %s:%s", key, e->msg + 2 + n);
-            err_set(e, "%s", m);
-            return;
-        }
-    }
-    int line = cfg_key_line(file, key);
-    if (line <= 0)
-        return;
-    snprintf(m, sizeof m, "%s:%d: %s:%s", file, line, key, e->msg + 2 + n);
-    err_set(e, "%s", m);
-}
-
 /* Fills the plan from the cluster's size and refuses a run the simulator
  * could not finish in reasonable time or memory (budget.h), before the
  * topology is built: a million GPUs take gigabytes by themselves. */
 static int check_budget(topts *o, const model_spec *m, int gpus,
-                        int microbatches, int argc, char **argv, llm_err *e)
+                        int microbatches, llm_err *e)
 {
     cmd_topo_size_t z;
     if (cmd_topo_size(o->cluster, (int)o->nodes, &z, e) ||
         fill_cluster(&o->plan, o->cluster, z.nodes * z.gpus_per_node, gpus,
                      microbatches, e))
         return -1;
-    if (mem_train_check(m, &o->plan, e)) {
-        blame_file(o->file, argc, argv, e);
+    if (mem_train_check(m, &o->plan, e))
         return -1;
-    }
     budget_est b = {0};
     budget_topology(z.nodes, z.ndev, z.nlink, &b);
     budget_train(m, &o->plan, o->full, &b);
@@ -464,8 +426,10 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
         return EXIT_BAD_INPUT;
     model_spec m;
     gpu_catalog cat;
-    if (cmd_load_model(o.model, &m, e) || cmd_load_catalog(&cat, e))
+    if (cmd_load_model(o.model, &m, e) || cmd_load_catalog(&cat, e)) {
+        cmd_blame_file(o.file, "parallel", argc, argv, e);
         return EXIT_BAD_INPUT;
+    }
     int rc = EXIT_BAD_INPUT;
     cost_calib cc;
     coll_calib kc;
@@ -473,8 +437,10 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     mem_overhead_defaults(&ov);
     memset(&cc, 0, sizeof cc);
     topo *t = NULL;
-    if (check_budget(&o, &m, x.gpus, x.microbatches, argc, argv, e))
+    if (check_budget(&o, &m, x.gpus, x.microbatches, e)) {
+        cmd_blame_file(o.file, "parallel", argc, argv, e);
         goto out;
+    }
     t = cmd_load_topo_net(o.cluster, (int)o.nodes, -1, &x.net, &cat, e);
     if (!t || cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e))

@@ -675,7 +675,8 @@ EOF_
         --gemm 8x8x8 --calib "$B/calib-$file"
 done
 for f in input-typo:6:worker negative-batch:4:global_batch \
-         tp-not-dividing-heads:4:parallel.tp zero-gpus:4:nodes; do
+         tp-not-dividing-heads:4:parallel.tp zero-gpus:4:nodes \
+         typo-cluster:3:cluster; do
     IFS=: read -r file line key <<EOF_
 $f
 EOF_
@@ -694,6 +695,10 @@ corpus serve-absurd-requests "--requests: refusing to simulate 1e\+08 requests" 
     --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 10 --prompt-len 100 \
     --output-len 100 --requests 100000000 --csv "$O.csv"
 corpus serve-typo "$B/serve-typo.cfg:6: max_num_seq" serve $B/serve-typo.cfg --csv "$O.csv"
+corpus serve-tp-not-dividing-heads "$B/serve-tp-not-dividing-heads.cfg:4: serving.tp: 3 does not divide" \
+    serve $B/serve-tp-not-dividing-heads.cfg --csv "$O.csv"
+corpus compare-typo-cluster "$B/compare-typo-cluster.cfg:6: cluster: unknown topology \"dgx-h10\" \(did you mean \"dgx-h100\"\?\)" \
+    compare $B/compare-typo-cluster.cfg --png "$O.png"
 corpus trace-missing-column "$B/trace-missing-column.csv:3: GeneratedTokens" serve \
     --model llama-2-7b --cluster dgx-h100 --tp 1 --trace $B/trace-missing-column.csv --csv "$O.csv"
 corpus trace-time-backwards "$B/trace-time-backwards.csv:3: TIMESTAMP" serve \
