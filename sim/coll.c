@@ -755,8 +755,7 @@ net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng)
         *eng = NULL;
         return NULL;
     }
-    for (int k = 0; k < LINK_KIND_COUNT; k++)
-        net_scale_bw(n, (topo_link_kind)k, cal->link_eff[k]);
+    net_scale_bw_kinds(n, cal->link_eff);
     return n;
 }
 

@@ -34,8 +34,10 @@ typedef struct lstate {
 } lstate;
 
 /* Route cache: flows between the same pair repeat (every ring step, every
- * microbatch), and a route through a switch with many ports costs a scan
- * of its links.  Open addressing on (src, dst, salt). */
+ * microbatch, every collective of a plan search), and a route through a
+ * switch with many ports costs a scan of its links.  Open addressing on
+ * (src, dst, salt); kept with the topology (topo.memo), so every network
+ * built on it shares what the others routed. */
 typedef struct rentry {
     int src, dst; /* src < 0: empty */
     uint32_t salt;
@@ -44,12 +46,25 @@ typedef struct rentry {
     int64_t lat_ns;
 } rentry;
 
+typedef struct rcache {
+    rentry *rc;
+    uint32_t cap, n;
+} rcache;
+
+static void rcache_free(void *p)
+{
+    rcache *c = p;
+    if (c)
+        free(c->rc);
+    free(c);
+}
+
 struct net {
     engine *eng;
-    rentry *rc;
-    uint32_t rc_cap, rc_n;
+    rcache *routes; /* the topology's (t->memo) */
     topo *t;
     lstate *l;
+    int *touched, ntouched; /* links that ever held a flow (their lists) */
     flow *f;
     int nf_cap, free_head;
     int *active, nactive;       /* live flows */
@@ -68,7 +83,14 @@ net *net_create(engine *eng, topo *t)
     n->t = t;
     n->l = calloc((size_t)t->nlink, sizeof *n->l);
     n->alinks = malloc(sizeof(int) * (size_t)(t->nlink ? t->nlink : 1));
-    if (!n->l || !n->alinks) {
+    n->touched = malloc(sizeof(int) * (size_t)(t->nlink ? t->nlink : 1));
+    if (!t->memo && !t->memo_free) {
+        t->memo = calloc(1, sizeof(rcache));
+        if (t->memo)
+            t->memo_free = rcache_free;
+    }
+    n->routes = t->memo_free == rcache_free ? t->memo : NULL;
+    if (!n->l || !n->alinks || !n->touched || !n->routes) {
         net_destroy(n);
         return NULL;
     }
@@ -84,14 +106,14 @@ void net_destroy(net *n)
 {
     if (!n)
         return;
-    if (n->l)
-        for (int i = 0; i < n->t->nlink; i++)
-            free(n->l[i].flows);
+    if (n->l && n->touched)
+        for (int i = 0; i < n->ntouched; i++)
+            free(n->l[n->touched[i]].flows);
     free(n->l);
     free(n->f);
     free(n->active);
     free(n->alinks);
-    free(n->rc);
+    free(n->touched);
     free(n);
 }
 
@@ -103,36 +125,37 @@ static uint32_t rhash(int src, int dst, uint32_t salt)
     return (uint32_t)(x * 0xbf58476d1ce4e5b9ULL >> 32);
 }
 
-static bool rc_grow(net *n)
+static bool rc_grow(rcache *c)
 {
-    uint32_t cap = n->rc_cap ? n->rc_cap * 2 : 1024;
+    uint32_t cap = c->cap ? c->cap * 2 : 1024;
     rentry *t = malloc(sizeof *t * cap);
     if (!t)
         return false;
     for (uint32_t i = 0; i < cap; i++)
         t[i].src = -1;
-    for (uint32_t i = 0; i < n->rc_cap; i++) {
-        if (n->rc[i].src < 0)
+    for (uint32_t i = 0; i < c->cap; i++) {
+        if (c->rc[i].src < 0)
             continue;
-        uint32_t h = rhash(n->rc[i].src, n->rc[i].dst, n->rc[i].salt);
+        uint32_t h = rhash(c->rc[i].src, c->rc[i].dst, c->rc[i].salt);
         while (t[h & (cap - 1)].src >= 0)
             h++;
-        t[h & (cap - 1)] = n->rc[i];
+        t[h & (cap - 1)] = c->rc[i];
     }
-    free(n->rc);
-    n->rc = t;
-    n->rc_cap = cap;
+    free(c->rc);
+    c->rc = t;
+    c->cap = cap;
     return true;
 }
 
 /* The cached route, computing it on a miss; NULL when unreachable. */
 static const rentry *route(net *n, int src, int dst, uint32_t salt)
 {
-    if (n->rc_n * 2 >= n->rc_cap && !rc_grow(n))
+    rcache *c = n->routes;
+    if (c->n * 2 >= c->cap && !rc_grow(c))
         return NULL;
     uint32_t h = rhash(src, dst, salt);
     for (;; h++) {
-        rentry *r = &n->rc[h & (n->rc_cap - 1)];
+        rentry *r = &c->rc[h & (c->cap - 1)];
         if (r->src == src && r->dst == dst && r->salt == salt)
             return r;
         if (r->src >= 0)
@@ -144,7 +167,7 @@ static const rentry *route(net *n, int src, int dst, uint32_t salt)
         r->dst = dst;
         r->salt = salt;
         r->lat_ns = topo_route_lat(n->t, r->path, r->hops);
-        n->rc_n++;
+        c->n++;
         return r;
     }
 }
@@ -185,9 +208,17 @@ static void check_capacity(const net *n, int link, double sum, int solved)
 
 void net_scale_bw(net *n, topo_link_kind kind, double factor)
 {
+    double f[LINK_KIND_COUNT];
+    for (int k = 0; k < LINK_KIND_COUNT; k++)
+        f[k] = k == (int)kind ? factor : -1;
+    net_scale_bw_kinds(n, f);
+}
+
+void net_scale_bw_kinds(net *n, const double factor[LINK_KIND_COUNT])
+{
     for (int i = 0; i < n->t->nlink; i++)
-        if (n->t->link[i].kind == kind) {
-            n->l[i].bw = n->t->link[i].bw_Bps * factor;
+        if (factor[n->t->link[i].kind] >= 0) {
+            n->l[i].bw = n->t->link[i].bw_Bps * factor[n->t->link[i].kind];
 #ifdef LLMSIM_CHECK
             /* flows running at the old bandwidth keep their rates until
              * the next solve: scaling under them (net.h: call before any
@@ -253,6 +284,8 @@ static bool link_add(net *n, int link, int id, int *slot)
         int *p = realloc(L->flows, sizeof(int) * (size_t)cap);
         if (!p)
             return false;
+        if (!L->flows)
+            n->touched[n->ntouched++] = link;
         L->flows = p;
         L->cap = cap;
     }

@@ -39,6 +39,9 @@ int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
 /* Scales every link's bandwidth of a kind (protocol efficiency); call
  * before any flow starts. */
 void net_scale_bw(net *n, topo_link_kind kind, double factor);
+/* The same for every kind at once (one pass over the links); a negative
+ * factor leaves that kind as it is. */
+void net_scale_bw_kinds(net *n, const double factor[LINK_KIND_COUNT]);
 
 net_link_stats net_link(const net *n, int link);
 double net_bytes_started(const net *n);

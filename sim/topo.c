@@ -362,6 +362,8 @@ void topo_destroy(topo *t)
     if (!t)
         return;
     struct topo_priv *p = priv(t);
+    if (t->memo_free)
+        t->memo_free(t->memo);
     if (t->dist_to)
         for (int i = 0; i < p->D; i++)
             free(t->dist_to[i]);

@@ -124,6 +124,11 @@ typedef struct topo {
     int nics_per_node;
     /* routing cache: hop distance to each destination device, lazily */
     int **dist_to;
+    /* a memo the layer above keeps with the graph (net.c's route cache:
+     * routes depend on the graph alone, and every collective simulated on
+     * it asks for the same ones); memo_free(memo) runs in topo_destroy */
+    void *memo;
+    void (*memo_free)(void *memo);
 } topo;
 
 /* Builds the graph for `nodes` copies of the node type joined by `fabric`
