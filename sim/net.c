@@ -39,23 +39,34 @@ typedef struct lstate {
  * (src, dst, salt); kept with the topology (topo.memo), so every network
  * built on it shares what the others routed. */
 typedef struct rentry {
-    int src, dst; /* src < 0: empty */
-    uint32_t salt;
     int hops;
     int path[MAX_HOPS];
     int64_t lat_ns;
 } rentry;
 
+/* The probed part apart from the routes: 16 bytes a slot, so a lookup
+ * reads one cache line of keys and then its route, not a line of each
+ * route it probes past. */
+typedef struct rkey {
+    int src, dst; /* src < 0: empty */
+    uint32_t salt;
+    uint32_t at;  /* index into rcache.body */
+} rkey;
+
 typedef struct rcache {
-    rentry *rc;
+    rkey *key;
     uint32_t cap, n;
+    rentry *body; /* n routes in the order they were found */
+    uint32_t body_cap;
 } rcache;
 
 static void rcache_free(void *p)
 {
     rcache *c = p;
-    if (c)
-        free(c->rc);
+    if (c) {
+        free(c->key);
+        free(c->body);
+    }
     free(c);
 }
 
@@ -128,21 +139,29 @@ static uint32_t rhash(int src, int dst, uint32_t salt)
 static bool rc_grow(rcache *c)
 {
     uint32_t cap = c->cap ? c->cap * 2 : 1024;
-    rentry *t = malloc(sizeof *t * cap);
-    if (!t)
+    rkey *t = malloc(sizeof *t * cap);
+    /* at most cap / 2 routes live in a table of cap slots */
+    rentry *b = realloc(c->body, sizeof *b * (cap / 2));
+    if (!t || !b) {
+        free(t);
+        if (b)
+            c->body = b;
         return false;
+    }
+    c->body = b;
+    c->body_cap = cap / 2;
     for (uint32_t i = 0; i < cap; i++)
         t[i].src = -1;
     for (uint32_t i = 0; i < c->cap; i++) {
-        if (c->rc[i].src < 0)
+        if (c->key[i].src < 0)
             continue;
-        uint32_t h = rhash(c->rc[i].src, c->rc[i].dst, c->rc[i].salt);
+        uint32_t h = rhash(c->key[i].src, c->key[i].dst, c->key[i].salt);
         while (t[h & (cap - 1)].src >= 0)
             h++;
-        t[h & (cap - 1)] = c->rc[i];
+        t[h & (cap - 1)] = c->key[i];
     }
-    free(c->rc);
-    c->rc = t;
+    free(c->key);
+    c->key = t;
     c->cap = cap;
     return true;
 }
@@ -155,19 +174,17 @@ static const rentry *route(net *n, int src, int dst, uint32_t salt)
         return NULL;
     uint32_t h = rhash(src, dst, salt);
     for (;; h++) {
-        rentry *r = &c->rc[h & (c->cap - 1)];
-        if (r->src == src && r->dst == dst && r->salt == salt)
-            return r;
-        if (r->src >= 0)
+        rkey *k = &c->key[h & (c->cap - 1)];
+        if (k->src == src && k->dst == dst && k->salt == salt)
+            return &c->body[k->at];
+        if (k->src >= 0)
             continue;
+        rentry *r = &c->body[c->n];
         r->hops = topo_route(n->t, src, dst, salt, r->path, MAX_HOPS);
         if (r->hops < 0)
             return NULL; /* not cached: the slot stays empty */
-        r->src = src;
-        r->dst = dst;
-        r->salt = salt;
         r->lat_ns = topo_route_lat(n->t, r->path, r->hops);
-        c->n++;
+        *k = (rkey){src, dst, salt, c->n++};
         return r;
     }
 }
