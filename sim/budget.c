@@ -21,10 +21,9 @@
 #define COLL_EVENTS_PER_RANK 32.0
 #define COLL_CHUNK_BYTES 131072.0
 /* Wall time per network event grows with the flows each rate update
- * touches: 1.1 us at 512 flows (7.5 s for the 512-node step above),
- * 0.47 us at 256, 1.0 us at 1,024 -- sqrt(flows / 512) us is within 1.5x
- * of all three. */
-#define NET_EVENT_S_AT_512 1.0e-6
+ * touches: 0.64 us at 512 flows (4.2 s for the 512-node step above),
+ * 0.90 us at 1,024 (12 s): sqrt(flows / 512) x 0.65 us. */
+#define NET_EVENT_S_AT_512 0.65e-6
 #define STEP_EVENT_S 0.5e-6
 /* Topology: 300 MB for 16,384 DGX H100 nodes of 27 devices and 33 links
  * (`llmsim topo dgx-h100 --nodes 16384`, peak RSS). */
