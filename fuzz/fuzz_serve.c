@@ -9,20 +9,6 @@
 #include "fuzz_util.h"
 #include "wl.h"
 
-static int find_sets(char *text, const char **sets, int max)
-{
-    int n = 0;
-    for (char *p = text; p && n < max;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        if (strncmp(p, "#set ", 5) == 0)
-            sets[n++] = p + 5;
-        p = nl ? nl + 1 : NULL;
-    }
-    return n;
-}
-
 static void length(const char *spec, int col)
 {
     if (!spec[0] || strncmp(spec, "empirical", 9) == 0)
@@ -41,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     char *text = fz_strndup(data, size);
     const char *sets[8];
-    int nsets = find_sets(text, sets, 8);
+    int nsets = fz_find_sets(text, sets, 8);
     cfg_serving x;
     cfg_serving_defaults(&x);
     llm_err e = {{0}};

@@ -6,21 +6,6 @@
 #include "cfg.h"
 #include "fuzz_util.h"
 
-/* "#set " lines of text into sets[] (pointers into text, cut in place). */
-static int find_sets(char *text, const char **sets, int max)
-{
-    int n = 0;
-    for (char *p = text; p && n < max;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        if (strncmp(p, "#set ", 5) == 0)
-            sets[n++] = p + 5;
-        p = nl ? nl + 1 : NULL;
-    }
-    return n;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *p = fz_write("train.cfg", data, size);
@@ -28,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     char *text = fz_strndup(data, size);
     const char *sets[8];
-    int nsets = find_sets(text, sets, 8);
+    int nsets = fz_find_sets(text, sets, 8);
     cfg_experiment x;
     memset(&x, 0, sizeof x);
     mem_train_defaults(&x.plan);

@@ -136,3 +136,17 @@ int fz_report(const char *what, int rc, const struct llm_err *e)
         fprintf(stderr, "%s: %s\n", what, rc == 0 ? "ok" : e->msg);
     return rc;
 }
+
+int fz_find_sets(char *text, const char **sets, int max)
+{
+    int n = 0;
+    for (char *p = text; p && n < max;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        if (strncmp(p, "#set ", 5) == 0)
+            sets[n++] = p + 5;
+        p = nl ? nl + 1 : NULL;
+    }
+    return n;
+}

@@ -41,4 +41,8 @@ int fz_report(const char *what, int rc, const struct llm_err *e);
 /* Copies the file src to dst; 0 or -1. */
 int fz_copy(const char *src, const char *dst);
 
+/* "#set KEY=VALUE" lines of text into sets[] (pointers into text, cut in
+ * place): the --set overrides of an experiment-file input. */
+int fz_find_sets(char *text, const char **sets, int max);
+
 #endif
