@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +151,60 @@ int util_parse_double(const char *opt, const char *s, double lo, double hi,
     return 0;
 }
 
+/* Temporary files being written, removed if a signal ends the run (^C
+ * during a long serving replay that streams its Chrome trace): the
+ * handler only unlinks and re-raises, both async-signal-safe.  A forked
+ * worker inherits the table but not the files: the pid guards them. */
+#define OUT_SLOTS 16
+static char out_tmp[OUT_SLOTS][1040];
+static volatile sig_atomic_t out_used[OUT_SLOTS];
+static volatile pid_t out_pid[OUT_SLOTS];
+
+static void out_on_signal(int sig)
+{
+    pid_t me = getpid();
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (out_used[i] && out_pid[i] == me)
+            unlink(out_tmp[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void out_track(const char *tmp)
+{
+    static bool installed;
+    if (!installed) {
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+        for (size_t k = 0; k < sizeof sigs / sizeof *sigs; k++) {
+            struct sigaction sa, old;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = out_on_signal;
+            sigemptyset(&sa.sa_mask);
+            /* a signal the caller ignores (nohup) stays ignored */
+            if (sigaction(sigs[k], NULL, &old) == 0 &&
+                old.sa_handler == SIG_DFL)
+                sigaction(sigs[k], &sa, NULL);
+        }
+        installed = true;
+    }
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (!out_used[i]) {
+            snprintf(out_tmp[i], sizeof out_tmp[i], "%s", tmp);
+            out_pid[i] = getpid();
+            out_used[i] = 1;
+            return;
+        }
+}
+
+static void out_untrack(const char *tmp)
+{
+    for (int i = 0; i < OUT_SLOTS; i++)
+        if (out_used[i] && strcmp(out_tmp[i], tmp) == 0) {
+            out_used[i] = 0;
+            return;
+        }
+}
+
 int util_out_open(util_outfile *o, const char *path, llm_err *e)
 {
     snprintf(o->path, sizeof o->path, "%s", path);
@@ -158,6 +214,7 @@ int util_out_open(util_outfile *o, const char *path, llm_err *e)
         o->fp = NULL;
         return err_set(e, "%s: cannot create: %s", path, strerror(errno));
     }
+    out_track(o->tmp);
     /* mkstemp makes it 0600; an output file gets what open(2) would give */
     mode_t mask = umask(0);
     umask(mask);
@@ -177,9 +234,12 @@ int util_out_commit(util_outfile *o, llm_err *e)
     o->fp = NULL;
     if (bad) {
         remove(o->tmp);
+        out_untrack(o->tmp);
         return err_set(e, "%s: write error", o->path);
     }
-    if (rename(o->tmp, o->path) != 0) {
+    int moved = rename(o->tmp, o->path);
+    out_untrack(o->tmp);
+    if (moved != 0) {
         remove(o->tmp);
         return err_set(e, "%s: cannot rename into place: %s", o->path,
                        strerror(errno));
@@ -193,6 +253,7 @@ void util_out_abort(util_outfile *o)
         fclose(o->fp);
     o->fp = NULL;
     remove(o->tmp);
+    out_untrack(o->tmp);
 }
 
 void util_basename_id(const char *path, char *out, size_t len)

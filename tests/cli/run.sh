@@ -718,6 +718,24 @@ corpus model-100mb-line "$tmp/long-line.cfg:3: line: longer than" train \
     --model "$tmp/long-line.cfg" --cluster dgx-h100 --tp 1 --timeline "$O.csv"
 rm -f "$tmp"/long-line.*
 
+# ---- a run ended by a signal leaves no temporary file --------------------
+# serve streams its Chrome trace into a temporary sibling while it runs;
+# SIGTERM (or ^C, SIGHUP) must remove it, and nothing may be renamed into
+# place
+cur=signal-cleanup
+# shellcheck disable=SC2086
+$L serve --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 50 --prompt-len 100 \
+    --output-len 100 --requests 200000 --force --trace "$tmp/sig.json" \
+    --csv "$tmp/sig.csv" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 600 ] && ! ls "$tmp"/sig.json.tmp.* >/dev/null 2>&1; do
+    sleep 0.1; i=$((i + 1)); done
+if ls "$tmp"/sig.json.tmp.* >/dev/null 2>&1; then ok; else bad "no temporary trace while running"; fi
+kill -TERM $pid
+wait $pid 2>/dev/null
+if ls "$tmp"/sig.* >/dev/null 2>&1; then bad "left $(ls "$tmp"/sig.*)"; else ok; fi
+
 # ---- determinism across builds ------------------------------------------
 # Under `make asan` ($L is build-asan/llmsim, -O1, sanitizers, invariant
 # checks) the ready experiments' JSON, Chrome traces and CSVs must be the
