@@ -49,8 +49,8 @@ static const char usage[] =
     "KV transfers per link; open it in Perfetto).  --csv writes one row per\n"
     "request.  SLOs are in milliseconds; goodput counts requests meeting both.\n"
     "A run the simulator could not finish in 2 minutes or 8 GiB (estimated\n"
-    "from the request count before anything is read) is refused; --force\n"
-    "runs it anyway.\n\n"
+    "from the request count: drawn ones before they are drawn, a trace's once\n"
+    "it is read) is refused; --force runs it anyway.\n\n"
     "JSON keys: ttft_s, tpot_s, itl_s, e2e_s (each {mean, p50, p90, p99}),\n"
     "throughput_tokens_per_s (output; _per_gpu: over every GPU serving),\n"
     "throughput_requests_per_s,\n"
@@ -573,45 +573,25 @@ static int resolve(const sopts *o, const model_spec *m, serve_input *in,
     return 0;
 }
 
-/* Rows of a trace file (its newlines; a last row without one counts), or
- * 0 when it cannot be read (the reader then says why). */
-static double count_rows(const char *path)
+/* The simulator's cost of the run so far (its cluster, and `requests`
+ * requests) against the budget (budget.h).  Drawn requests are counted
+ * before they are drawn; a trace's after it is read, whose memory is the
+ * file's own size. */
+static int check_budget(const sopts *o, budget_est *b, double requests,
+                        llm_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    static char buf[1 << 16];
-    double rows = 0;
-    size_t n;
-    char last = '\n';
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-        for (const char *p = buf; (p = memchr(p, '\n', n - (size_t)(p - buf)));
-             p++)
-            rows++;
-        last = buf[n - 1];
+    if (b->gpus == 0) {
+        cmd_topo_size_t z;
+        if (cmd_topo_size(o->x.cluster, o->x.nodes, &z, e))
+            return -1;
+        b->gpus = (double)z.nodes * z.gpus_per_node;
+        budget_topology(z.nodes, z.ndev, z.nlink, b);
     }
-    fclose(f);
-    return rows + (last != '\n');
-}
-
-/* Refuses, before the workload is read or drawn, a run the simulator could
- * not finish in reasonable time or memory (budget.h); a trace's requests
- * are its rows. */
-static int check_budget(const sopts *o, llm_err *e)
-{
-    cmd_topo_size_t z;
-    if (cmd_topo_size(o->x.cluster, o->x.nodes, &z, e))
-        return -1;
-    double n = o->x.requests > 0 ? o->x.requests : 1000;
-    if (o->x.trace[0]) {
-        double rows = count_rows(o->x.trace);
-        if (o->x.requests <= 0 || rows < n)
-            n = rows;
-    }
-    budget_est b = {.gpus = (double)z.nodes * z.gpus_per_node};
-    budget_topology(z.nodes, z.ndev, z.nlink, &b);
-    budget_serve(n, &b);
-    return budget_check(&b, o->file ? o->file : "--requests", o->force, e);
+    budget_serve(requests, b);
+    const char *what = o->file       ? o->file
+                       : o->x.trace[0] ? o->x.trace
+                                       : "--requests";
+    return budget_check(b, what, o->force, e);
 }
 
 /* The command; with `out`, its --json object is handed back, not printed. */
@@ -635,15 +615,16 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     serve_input in;
     memset(&in, 0, sizeof in);
     topo *t = NULL;
-    if (check_budget(&o, e)) {
-        cmd_blame_file(o.file, "serving", argc, argv, e);
-        goto out;
-    }
-    t = cmd_load_topo_net(o.x.cluster, o.x.nodes, -1, &o.x.net, &cat, e);
-    if (!t || resolve(&o, &m, &in, e) || pools(&o.x, t, &in, e) ||
+    budget_est b = {0};
+    double drawn = o.x.trace[0] ? 0 : o.x.requests > 0 ? o.x.requests : 1000;
+    if (check_budget(&o, &b, drawn, e) ||
+        !(t = cmd_load_topo_net(o.x.cluster, o.x.nodes, -1, &o.x.net, &cat,
+                                e)) ||
+        resolve(&o, &m, &in, e) || pools(&o.x, t, &in, e) ||
         cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), t, &kc, e) ||
-        setup_pools(&in, t, &cc, e) || workload(&o.x, &m, &req, &nreq, e)) {
+        setup_pools(&in, t, &cc, e) || workload(&o.x, &m, &req, &nreq, e) ||
+        (o.x.trace[0] && check_budget(&o, &b, nreq, e))) {
         cmd_blame_file(o.file, "serving", argc, argv, e);
         goto out;
     }
