@@ -88,6 +88,18 @@ static int data_names(const char *sub, char names[][96], int cap)
     return n;
 }
 
+/* " (did you mean "x"?)" among the names of <datadir>/<sub>, or "". */
+static void data_hint(const char *sub, const char *arg, char *hint,
+                      size_t len)
+{
+    char names[256][96];
+    const char *ptrs[256];
+    int n = data_names(sub, names, 256);
+    for (int i = 0; i < n; i++)
+        ptrs[i] = names[i];
+    util_did_you_mean(hint, len, arg, ptrs, n);
+}
+
 int cmd_load_model(const char *arg, model_spec *m, llm_err *e)
 {
     if (is_path(arg))
@@ -96,13 +108,8 @@ int cmd_load_model(const char *arg, model_spec *m, llm_err *e)
     snprintf(p, sizeof p, "%s/models/%s.cfg", cmd_datadir(), arg);
     if (access(p, R_OK) == 0)
         return cfg_load_model(p, m, e);
-    char names[256][96];
-    const char *ptrs[256];
-    int n = data_names("models", names, 256);
-    for (int i = 0; i < n; i++)
-        ptrs[i] = names[i];
     char hint[160];
-    util_did_you_mean(hint, sizeof hint, arg, ptrs, n);
+    data_hint("models", arg, hint, sizeof hint);
     return err_set(e, "--model: unknown model \"%s\"%s (expected a name "
                       "from %s/models/, a .cfg path or a Hugging Face "
                       "config.json; `llmsim model --list` lists them)",
@@ -244,12 +251,8 @@ static int load_spec(const char *arg, int nodes, topo_nodespec *spec,
         snprintf(path, sizeof path, "%s/topologies/%s.cfg", cmd_datadir(),
                  arg);
     if (!is_path(arg) && access(path, R_OK) != 0) {
-        char names[256][96], hint[160];
-        const char *ptrs[256];
-        int k = data_names("topologies", names, 256);
-        for (int i = 0; i < k; i++)
-            ptrs[i] = names[i];
-        util_did_you_mean(hint, sizeof hint, arg, ptrs, k);
+        char hint[160];
+        data_hint("topologies", arg, hint, sizeof hint);
         return err_set(e, "--cluster: unknown topology \"%s\"%s (expected "
                           "a name from %s/topologies/ or a path)", arg, hint,
                        cmd_datadir());

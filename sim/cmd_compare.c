@@ -48,10 +48,6 @@ static const char usage[] =
     "[{name, gpu, gpus, purchase_usd, tdp_w, training {...}, serving\n"
     "{...}}], verdict.\n";
 
-#define CMP_MAX CMD_COMPARE_MAX
-typedef cmd_compare_cluster cluster_spec;
-typedef cmd_compare_file compare_file;
-
 /* What one cluster did. */
 typedef struct outcome {
     const gpu_spec *gpu;
@@ -65,7 +61,8 @@ typedef struct outcome {
 
 /* ---- the file ------------------------------------------------------------- */
 
-static int load_cluster(cfgu *c, const config_setting_t *g, cluster_spec *s)
+static int load_cluster(cfgu *c, const config_setting_t *g,
+                        cmd_compare_cluster *s)
 {
     static const char *const keys[] = {"name", "cluster", "gpus", "nodes",
                                        "set"};
@@ -107,7 +104,7 @@ static int load_cluster(cfgu *c, const config_setting_t *g, cluster_spec *s)
     return 0;
 }
 
-int cmd_compare_load(const char *path, compare_file *f, llm_err *e)
+int cmd_compare_load(const char *path, cmd_compare_file *f, llm_err *e)
 {
     static const char *const keys[] = {"description", "training", "serving",
                                        "clusters", "economics",
@@ -151,10 +148,10 @@ int cmd_compare_load(const char *path, compare_file *f, llm_err *e)
     }
     const config_setting_t *cl = config_setting_get_member(r, "clusters");
     if (!cl || !config_setting_is_list(cl) || config_setting_length(cl) < 2 ||
-        config_setting_length(cl) > CMP_MAX) {
+        config_setting_length(cl) > CMD_COMPARE_MAX) {
         err_at(e, path, cl ? cfgu_line(cl) : 1, "clusters", "expected a list "
                "of 2 to %d groups ( { name = ...; cluster = ...; gpus = ...; "
-               "}, ... )", CMP_MAX);
+               "}, ... )", CMD_COMPARE_MAX);
         goto out;
     }
     for (int i = 0; i < config_setting_length(cl); i++) {
@@ -183,7 +180,7 @@ typedef struct args {
 } args;
 
 static void args_init(args *a, const char *cmd, const char *file,
-                      const cluster_spec *c)
+                      const cmd_compare_cluster *c)
 {
     a->n = a->nb = 0;
     a->v[a->n++] = (char *)cmd;
@@ -229,8 +226,9 @@ static void args_str(args *a, const char *key, const char *v)
 }
 
 /* The training plan: searched, then simulated as `train` does it. */
-static int run_training(const compare_file *f, const cluster_spec *c,
-                        bool search, outcome *o, llm_err *e)
+static int run_training(const cmd_compare_file *f,
+                        const cmd_compare_cluster *c, bool search,
+                        outcome *o, llm_err *e)
 {
     args a;
     args_init(&a, "train", f->training, c);
@@ -298,7 +296,7 @@ static int run_training(const compare_file *f, const cluster_spec *c,
     return 0;
 }
 
-static int run_serving(const compare_file *f, const cluster_spec *c,
+static int run_serving(const cmd_compare_file *f, const cmd_compare_cluster *c,
                        bool search, outcome *o, llm_err *e)
 {
     args a;
@@ -325,7 +323,7 @@ static double num2(json_t *j, const char *a, const char *b)
     return json_number_value(json_object_get(json_object_get(j, a), b));
 }
 
-static void evaluate(const compare_file *f, gpu_catalog *cat, outcome *o)
+static void evaluate(const cmd_compare_file *f, gpu_catalog *cat, outcome *o)
 {
     json_t *j = o->train ? o->train : o->serve;
     if (!j)
@@ -350,7 +348,7 @@ static void evaluate(const compare_file *f, gpu_catalog *cat, outcome *o)
 
 /* The winner (by tokens per dollar: training's, else serving's) and the
  * datasheet ratio that explains it best. */
-static void verdict(const compare_file *f, const outcome *o, char *buf,
+static void verdict(const cmd_compare_file *f, const outcome *o, char *buf,
                     size_t n)
 {
     int best_t = -1, best_s = -1;
@@ -440,7 +438,7 @@ static void verdict(const compare_file *f, const outcome *o, char *buf,
 
 /* ---- output ------------------------------------------------------------------ */
 
-static void row(const compare_file *f, const char *label, const char *fmt,
+static void row(const cmd_compare_file *f, const char *label, const char *fmt,
                 const double *v)
 {
     printf("  %-34s", label);
@@ -455,14 +453,14 @@ static void row(const compare_file *f, const char *label, const char *fmt,
     printf("\n");
 }
 
-static void print_human(const compare_file *f, const outcome *o,
+static void print_human(const cmd_compare_file *f, const outcome *o,
                         const char *verdict_text)
 {
     printf("%s\n\n  %-34s", f->desc[0] ? f->desc : "Comparison", "");
     for (int i = 0; i < f->n; i++)
         printf(" %20s", f->c[i].name);
     printf("\n");
-    double v[CMP_MAX];
+    double v[CMD_COMPARE_MAX];
 #define ROW(label, fmt, expr)                                                \
     do {                                                                     \
         for (int i_ = 0; i_ < f->n; i_++) {                                  \
@@ -545,7 +543,7 @@ static json_t *econ_json(const econ_result *r)
     return j;
 }
 
-static json_t *as_json(const compare_file *f, const outcome *o,
+static json_t *as_json(const cmd_compare_file *f, const outcome *o,
                        const char *verdict_text)
 {
     json_t *a = json_array();
@@ -596,7 +594,7 @@ static json_t *as_json(const compare_file *f, const outcome *o,
 }
 
 /* Bars relative to the first cluster, through gnuplot, into png. */
-static int render_png(const compare_file *f, const outcome *o,
+static int render_png(const cmd_compare_file *f, const outcome *o,
                       const char *png, llm_err *e)
 {
     util_outfile out;
@@ -638,7 +636,7 @@ static int render_png(const compare_file *f, const outcome *o,
     };
     int rows = 0;
     for (int k = 0; k < 6; k++) {
-        double v[CMP_MAX];
+        double v[CMD_COMPARE_MAX];
         int ran = 0;
         for (int i = 0; i < f->n; i++) {
             const outcome *x = &o[i];
@@ -688,7 +686,7 @@ static int render_png(const compare_file *f, const outcome *o,
 /* A mistake in an experiment file is everyone's: found before anything
  * runs, with each cluster's settings applied.  What is left to fail per
  * cluster is the hardware (no plan fits), which the table shows. */
-static int check_files(const compare_file *f, llm_err *e)
+static int check_files(const cmd_compare_file *f, llm_err *e)
 {
     for (int i = 0; i < f->n; i++) {
         for (int k = 0; k < 2; k++) {
@@ -753,7 +751,7 @@ static int run(int argc, char **argv, llm_err *e)
     if (optind != argc - 1)
         return err_set(e, "one compare file is needed (see `llmsim help "
                           "compare`)"), EXIT_BAD_INPUT;
-    static compare_file f;
+    static cmd_compare_file f;
     if (cmd_compare_load(argv[optind], &f, e))
         return EXIT_BAD_INPUT;
     bool search = f.search && !o.nosearch;
@@ -762,7 +760,7 @@ static int run(int argc, char **argv, llm_err *e)
     gpu_catalog cat;
     if (cmd_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
-    outcome out[CMP_MAX];
+    outcome out[CMD_COMPARE_MAX];
     memset(out, 0, sizeof out);
     int rc = EXIT_OK;
     for (int i = 0; i < f.n && rc == EXIT_OK; i++) {

@@ -29,7 +29,7 @@ typedef struct walk {
     search_result *out;
     candv all;          /* every plan enumerated, in order */
     candv fit, dropped;
-    search_plan *sim;   /* the simulated ones, by rank of estimate */
+    train_result *sim;  /* the simulated ones, by rank of estimate */
     bool *sim_ok;
     long cursor, limit; /* par_run's next job */
     llm_err *e;
@@ -257,7 +257,7 @@ static char *simulate_job(long i, void *ctx)
 static int simulate_done(long i, const char *s, void *ctx)
 {
     walk *w = ctx;
-    train_result *r = &w->sim[i].r;
+    train_result *r = &w->sim[i];
     unsigned char *p = (unsigned char *)r;
     if (s[0] != '+' || strlen(s) != 2 * sizeof *r + 1)
         return 0; /* failed: left out of the ranking, as before */
@@ -316,7 +316,6 @@ int search_train(const train_input *base, const mem_train *tmpl,
                           "N)");
     }
     /* enumerate; check, fit and estimate every plan on `jobs` workers */
-    w.limit = 0;
     if (shapes(&w))
         goto fail;
     w.limit = w.all.n;
@@ -343,7 +342,7 @@ int search_train(const train_input *base, const mem_train *tmpl,
             search_plan *sp = &out->ranked[out->nranked++];
             sp->plan = w.fit.c[i].plan;
             sp->estimate_s = w.fit.c[i].est;
-            sp->r = w.sim[i].r;
+            sp->r = w.sim[i];
         }
     qsort(out->ranked, (size_t)out->nranked, sizeof *out->ranked, by_step);
     /* of the refused plans estimated 3% or more faster than the winner,
