@@ -56,8 +56,8 @@ typedef struct rkey {
 typedef struct rcache {
     rkey *key;
     uint32_t cap, n;
-    rentry *body; /* n routes in the order they were found */
-    uint32_t body_cap;
+    rentry *body; /* n routes in the order they were found; room for
+                     cap / 2, the most the table holds */
 } rcache;
 
 static void rcache_free(void *p)
@@ -149,7 +149,6 @@ static bool rc_grow(rcache *c)
         return false;
     }
     c->body = b;
-    c->body_cap = cap / 2;
     for (uint32_t i = 0; i < cap; i++)
         t[i].src = -1;
     for (uint32_t i = 0; i < c->cap; i++) {

@@ -170,7 +170,9 @@ static void out_on_signal(int sig)
     raise(sig);
 }
 
-static void out_track(const char *tmp)
+/* tmp's slot in the table, or -1 when the table is full (then a signal
+ * leaves that one file behind). */
+static int out_track(const char *tmp)
 {
     static bool installed;
     if (!installed) {
@@ -192,29 +194,29 @@ static void out_track(const char *tmp)
             snprintf(out_tmp[i], sizeof out_tmp[i], "%s", tmp);
             out_pid[i] = getpid();
             out_used[i] = 1;
-            return;
+            return i;
         }
+    return -1;
 }
 
-static void out_untrack(const char *tmp)
+static void out_untrack(util_outfile *o)
 {
-    for (int i = 0; i < OUT_SLOTS; i++)
-        if (out_used[i] && strcmp(out_tmp[i], tmp) == 0) {
-            out_used[i] = 0;
-            return;
-        }
+    if (o->slot >= 0)
+        out_used[o->slot] = 0;
+    o->slot = -1;
 }
 
 int util_out_open(util_outfile *o, const char *path, llm_err *e)
 {
     snprintf(o->path, sizeof o->path, "%s", path);
     snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
+    o->slot = -1;
     int fd = mkstemp(o->tmp);
     if (fd < 0) {
         o->fp = NULL;
         return err_set(e, "%s: cannot create: %s", path, strerror(errno));
     }
-    out_track(o->tmp);
+    o->slot = out_track(o->tmp);
     /* mkstemp makes it 0600; an output file gets what open(2) would give */
     mode_t mask = umask(0);
     umask(mask);
@@ -234,11 +236,11 @@ int util_out_commit(util_outfile *o, llm_err *e)
     o->fp = NULL;
     if (bad) {
         remove(o->tmp);
-        out_untrack(o->tmp);
+        out_untrack(o);
         return err_set(e, "%s: write error", o->path);
     }
     int moved = rename(o->tmp, o->path);
-    out_untrack(o->tmp);
+    out_untrack(o);
     if (moved != 0) {
         remove(o->tmp);
         return err_set(e, "%s: cannot rename into place: %s", o->path,
@@ -253,7 +255,7 @@ void util_out_abort(util_outfile *o)
         fclose(o->fp);
     o->fp = NULL;
     remove(o->tmp);
-    out_untrack(o->tmp);
+    out_untrack(o);
 }
 
 void util_basename_id(const char *path, char *out, size_t len)

@@ -47,6 +47,7 @@ typedef struct util_outfile {
     FILE *fp;
     char path[1024];
     char tmp[1040];
+    int slot; /* its entry in the table a signal cleans up, or -1 */
 } util_outfile;
 int util_out_open(util_outfile *o, const char *path, llm_err *e);
 int util_out_commit(util_outfile *o, llm_err *e);
