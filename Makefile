@@ -7,6 +7,8 @@
 #                   the simulation invariants enforced (sim/check.h)
 #   make CHECK=1    build-check/llmsim with the invariants enforced
 #   make valgrind   command-line tests under valgrind memcheck
+#   make check-layers  no file of sim/ includes a layer below its own
+#   make golden     regenerate tests/golden/expected/ (review the diff)
 #   make fuzz       libFuzzer on every input parser, FUZZ_SECONDS (30) each
 #   make install PREFIX=/usr/local
 #   make deps       install what is missing (apt-get as root, else print it)
@@ -40,8 +42,10 @@ OPT ?= -O2
 LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -lm $(LDLIBS)
 TEST_LIBS = $(shell pkg-config --libs cmocka)
 
-SRC = $(wildcard sim/*.c)
-LIBSRC = $(filter-out sim/main.c,$(SRC))
+# one folder per layer (docs/architecture.md); check-layers keeps them in order
+LAYERS = base engine hw coll model cost mem train serve decide report cfg cli
+SRC = $(foreach l,$(LAYERS),$(wildcard sim/$(l)/*.c))
+LIBSRC = $(filter-out sim/cli/main.c,$(SRC))
 LIBOBJ = $(LIBSRC:sim/%.c=$(BUILD)/%.o)
 TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -52,7 +56,8 @@ REPLAYBIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 30
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(if $(filter build-mpi,$(BUILD)),llmsim-mpi,$(BUILD)/llmsim))
 
-.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee plots
+.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee plots \
+        check-layers golden golden-check
 
 all: $(BIN)
 
@@ -60,13 +65,13 @@ deps:
 	@sh tests/deps.sh $(DEB_PKGS)
 
 $(BUILD)/%.o: sim/%.c
-	@mkdir -p $(BUILD)
-	$(CC) $(CFLAGS_ALL) -c $< -o $@
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Isim -c $< -o $@
 
 $(BUILD)/libllmsim.a: $(LIBOBJ)
 	ar rcs $@ $^
 
-$(BIN): $(BUILD)/main.o $(BUILD)/libllmsim.a
+$(BIN): $(BUILD)/cli/main.o $(BUILD)/libllmsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libllmsim.a
@@ -104,6 +109,22 @@ fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-%)
 
 $(BUILD)/fuzz-%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/fuzz_util.o $(BUILD)/libllmsim.a
 	$(CC) $(CFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+check-layers:
+	@sh tests/check-layers.sh
+
+# Golden outputs of the ready experiments (tests/golden/run.sh): `make
+# golden` rewrites them, `make test` compares them byte for byte.
+golden: all
+	@rm -rf tests/golden/expected
+	@sh tests/golden/run.sh tests/golden/expected
+	@echo "golden: tests/golden/expected/ rewritten; review \`git diff tests/golden\`"
+
+golden-check: $(BIN)
+	@d=$$(mktemp -d) && LLMSIM=./$(BIN) sh tests/golden/run.sh $$d/out && \
+	  if diff -r tests/golden/expected $$d/out >$$d/diff; then \
+	    echo "golden: $$(ls tests/golden/expected | wc -l) outputs byte-identical"; rm -rf $$d; \
+	  else head -60 $$d/diff; echo "golden: outputs differ (make golden, then review the diff)"; rm -rf $$d; exit 1; fi
 
 # ./llmsim finds the data beside itself; other builds are pointed at it
 cli: $(BIN)

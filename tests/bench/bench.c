@@ -17,14 +17,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfg.h"
-#include "coll.h"
-#include "engine.h"
-#include "par.h"
-#include "serve.h"
-#include "search.h"
-#include "train.h"
-#include "wl.h"
+#include "cfg/cfg.h"
+#include "coll/coll.h"
+#include "engine/engine.h"
+#include "base/par.h"
+#include "serve/serve.h"
+#include "decide/search.h"
+#include "train/train.h"
+#include "serve/wl.h"
 
 typedef struct hold {
     gsl_rng *rng;

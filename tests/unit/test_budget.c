@@ -1,7 +1,7 @@
 /* budget: the up-front estimate's closed forms, and the refusal that a
  * plan of 10^6 GPUs x 10^4 microbatches gets while a ready experiment
  * does not. */
-#include "budget.h"
+#include "decide/budget.h"
 #include "test_util.h"
 
 /* GPT-3 175B on 1,024 A100, TP 8 x PP 8 x DP 16, 1,536 sequences: 96

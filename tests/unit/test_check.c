@@ -7,10 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
-#include "coll.h"
-#include "engine.h"
-#include "net.h"
+#include "base/check.h"
+#include "coll/coll.h"
+#include "engine/engine.h"
+#include "hw/net.h"
 #include "test_util.h"
 
 /* ---- a handler that captures the failure ------------------------------- */

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cost.h"
+#include "cost/cost.h"
 #include "test_util.h"
 
 /* A calibration directory of its own: a 3x3x3 GEMM grid whose efficiency

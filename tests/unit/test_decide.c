@@ -5,9 +5,9 @@
 
 #include "test_util.h"
 
-#include "econ.h"
-#include "search.h"
-#include "sweep.h"
+#include "decide/econ.h"
+#include "decide/search.h"
+#include "decide/sweep.h"
 
 static void test_axis_forms(void **state)
 {

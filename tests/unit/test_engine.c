@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "test_util.h"
 
 #define MAXEV 200000

@@ -3,7 +3,7 @@
  * remedies and recommendations. */
 #include <stdlib.h>
 
-#include "mem.h"
+#include "mem/mem.h"
 #include "test_util.h"
 
 static mem_overhead no_overhead(void)

@@ -2,8 +2,8 @@
  * the ring all-reduce formula, conservation of bytes, link capacities. */
 #include <stdlib.h>
 
-#include "coll.h"
-#include "net.h"
+#include "coll/coll.h"
+#include "hw/net.h"
 #include "test_util.h"
 
 #define GB 1e9

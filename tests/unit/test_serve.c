@@ -2,10 +2,10 @@
  * under pressure, disaggregated KV transfer on idle links, determinism. */
 #include <stdlib.h>
 
-#include "infer.h"
-#include "serve.h"
+#include "serve/infer.h"
+#include "serve/serve.h"
 #include "test_util.h"
-#include "wl.h"
+#include "serve/wl.h"
 
 static serve_input input(env *v, int tp, int pp, int replicas,
                          const wl_request *req, int n)

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "test_util.h"
-#include "train.h"
+#include "train/train.h"
 
 static train_result run(env *v, const mem_train *p, bool free_comm)
 {

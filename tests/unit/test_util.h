@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cfg.h"
-#include "util.h"
+#include "cfg/cfg.h"
+#include "base/util.h"
 
 /* |got - want| <= rel * |want| */
 #define assert_close(got, want, rel)                                        \

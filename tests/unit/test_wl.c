@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "wl.h"
+#include "serve/wl.h"
 
 #define CONV "azure-llm-2023-conv.csv"
 #define CODE "azure-llm-2023-code.csv"

@@ -1,0 +1,39 @@
+#include "base/dtype.h"
+
+#include <string.h>
+
+static const char *const names[DT_COUNT] = {
+    "fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4",
+};
+static const double bytes[DT_COUNT] = {8, 4, 4, 2, 2, 1, 1, 0.5};
+
+double dtype_bytes(dtype d) { return bytes[d]; }
+const char *dtype_name(dtype d) { return names[d]; }
+
+int dtype_parse(const char *s, dtype *out)
+{
+    static const struct {
+        const char *alias;
+        dtype d;
+    } aliases[] = {
+        {"float64", DT_FP64},  {"float32", DT_FP32}, {"float", DT_FP32},
+        {"float16", DT_FP16},  {"half", DT_FP16},    {"bfloat16", DT_BF16},
+        {"float8", DT_FP8},    {"fp8_e4m3", DT_FP8},
+    };
+    for (int i = 0; i < DT_COUNT; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (dtype)i;
+            return 0;
+        }
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(s, aliases[i].alias) == 0) {
+            *out = aliases[i].d;
+            return 0;
+        }
+    return -1;
+}
+
+const char *dtype_choices(void)
+{
+    return "fp64|fp32|tf32|fp16|bf16|fp8|int8|int4";
+}

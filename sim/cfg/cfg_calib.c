@@ -1,0 +1,206 @@
+/* Collective calibration: NCCL's own model constants (calib/nccl-protocol.tsv,
+ * read from NCCL's tuning.cc) and achievable link fractions
+ * (calib/links.tsv), chosen for the topology's GPU architecture, PCIe
+ * generation and NIC speed. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cfg/cfg.h"
+#include "base/tsv.h"
+
+static int algo_of(const char *s)
+{
+    if (strcmp(s, "Ring") == 0)
+        return ALGO_RING;
+    if (strcmp(s, "Tree") == 0)
+        return ALGO_TREE;
+    if (strcmp(s, "NVLS") == 0)
+        return ALGO_NVLS;
+    if (strcmp(s, "CollNetDirect") == 0) /* NCCL's SHARP algorithm */
+        return ALGO_SHARP;
+    return -1;
+}
+
+static int proto_of(const char *s)
+{
+    for (int p = 0; p < PROTO_COUNT; p++)
+        if (strcmp(s, coll_proto_names[p]) == 0)
+            return p;
+    return -1;
+}
+
+static int hw_of(const char *s)
+{
+    static const char *const names[HW_COUNT] = {"NVLINK", "PCI", "NET"};
+    for (int h = 0; h < HW_COUNT; h++)
+        if (strcmp(s, names[h]) == 0)
+            return h;
+    return -1;
+}
+
+/* NCCL's compute-capability buckets: volta < 80 <= ampere < 90 <= hopper
+ * < 100 <= blackwell (tuning.cc). */
+static const char *cc_bucket(int sm)
+{
+    return sm >= 100 ? "blackwell" : sm >= 90 ? "hopper" : sm >= 80 ? "ampere"
+                                                                   : "volta";
+}
+
+typedef struct cols {
+    int table, algo, proto, hw, arch, value;
+} cols;
+
+static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
+                        coll_calib *k, llm_err *e)
+{
+    const char *table = tsv_get(t, r, c->table);
+    int a = algo_of(tsv_get(t, r, c->algo));
+    int p = proto_of(tsv_get(t, r, c->proto));
+    double v;
+    if (strcmp(table, "baseLat") == 0 && a >= 0 && p >= 0) {
+        if (tsv_num(t, r, c->value, 0, 1e6, &v, e))
+            return -1;
+        k->base_lat_us[a][p] = v;
+        if (a == ALGO_RING) /* hierarchical and p2p run ring kernels */
+            k->base_lat_us[ALGO_HIER][p] = k->base_lat_us[ALGO_DIRECT][p] = v;
+    } else if (strcmp(table, "hwLat") == 0 && a >= 0 && p >= 0) {
+        int h = hw_of(tsv_get(t, r, c->hw));
+        if (h < 0)
+            return 0;
+        if (tsv_num(t, r, c->value, 0, 1e6, &v, e))
+            return -1;
+        k->hw_lat_us[h][a][p] = v;
+        if (a == ALGO_RING)
+            k->hw_lat_us[h][ALGO_HIER][p] = k->hw_lat_us[h][ALGO_DIRECT][p] = v;
+    } else if (strcmp(table, "protoEfficiency") == 0 && p >= 0) {
+        if (tsv_num(t, r, c->value, 1e-3, 1, &v, e))
+            return -1;
+        k->proto_eff[p] = v;
+    } else if (strcmp(table, "nvlsEfficiency") == 0 &&
+               strcmp(tsv_get(t, r, c->arch), cc) == 0) {
+        if (tsv_num(t, r, c->value, 0, 1, &v, e))
+            return -1;
+        k->nvls_eff = v;
+    } else if (strcmp(table, "buffSize") == 0 &&
+               strcmp(tsv_get(t, r, c->proto), "Simple") == 0) {
+        if (tsv_num(t, r, c->value, 1, 1e12, &v, e))
+            return -1;
+        k->chunk_bytes = v; /* divided by NCCL_STEPS below */
+    } else if ((strcmp(table, "perChMaxTreeBws") == 0 ||
+                strcmp(table, "perChMaxRingLL128Bws") == 0) &&
+               strcmp(tsv_get(t, r, c->arch), cc) == 0) {
+        static const char *const scales[3] = {"N1", "N2", "N4"};
+        double *dst = table[8] == 'T' ? k->tree_ch_Bps : k->ring_ch_Bps;
+        for (int i = 0; i < 3; i++)
+            if (strcmp(tsv_get(t, r, c->hw), scales[i]) == 0) {
+                if (tsv_num(t, r, c->value, 0, 1e6, &v, e))
+                    return -1;
+                dst[i] = v * 1e9;
+            }
+    } else if (strcmp(table, "busBwFactor") == 0 && a == ALGO_TREE &&
+               strcmp(tsv_get(t, r, c->proto), "-") == 0 && k->tree_factor == 0) {
+        if (tsv_num(t, r, c->value, 0, 1, &v, e))
+            return -1;
+        k->tree_factor = v; /* the first row: the all-protocol x0.92 */
+    } else if (strcmp(table, "NCCL_STEPS") == 0) {
+        if (tsv_num(t, r, c->value, 1, 1024, &v, e))
+            return -1;
+        k->steps = v;
+    }
+    return 0;
+}
+
+static int load_protocol(const char *path, const char *cc, coll_calib *k,
+                         llm_err *e)
+{
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    cols c = {-1, -1, -1, -1, -1, -1};
+    int rc = (c.table = tsv_col(&t, "table", e)) < 0 ||
+             (c.algo = tsv_col(&t, "algorithm", e)) < 0 ||
+             (c.proto = tsv_col(&t, "protocol", e)) < 0 ||
+             (c.hw = tsv_col(&t, "hw", e)) < 0 ||
+             (c.arch = tsv_col(&t, "arch", e)) < 0 ||
+             (c.value = tsv_col(&t, "value", e)) < 0
+                 ? -1
+                 : 0;
+    for (int r = 0; rc == 0 && r < t.rows; r++)
+        rc = protocol_row(&t, r, &c, cc, k, e);
+    tsv_free(&t);
+    if (rc == 0 && (k->steps <= 0 || k->chunk_bytes <= 0))
+        rc = err_set(e, "%s: no buffSize/NCCL_STEPS rows (expected the "
+                        "Simple buffer size and NCCL_STEPS)", path);
+    if (rc == 0)
+        k->chunk_bytes /= k->steps;
+    return rc;
+}
+
+/* The arch key of a link row for this topology. */
+static void link_keys(const topo *t, char keys[LINK_KIND_COUNT][24])
+{
+    const gpu_spec *g = t->gpu;
+    snprintf(keys[LINK_NVLINK], 24, "%s",
+             g && g->sm == 86 ? "ampere-sm86" : cc_bucket(g ? g->sm : 80));
+    snprintf(keys[LINK_PCIE], 24, "gen%d", g ? g->pcie_gen : 4);
+    snprintf(keys[LINK_NETWORK], 24, "%s",
+             t->spec.nic_bw_Bps >= 45e9 ? "ndr" : "hdr");
+    snprintf(keys[LINK_SOCKET], 24, "-");
+}
+
+static int load_links(const char *path, const topo *top, coll_calib *k,
+                      llm_err *e)
+{
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    int cl = -1, ca = -1, ce = -1;
+    int rc = (cl = tsv_col(&t, "link", e)) < 0 ||
+                     (ca = tsv_col(&t, "arch", e)) < 0 ||
+                     (ce = tsv_col(&t, "efficiency", e)) < 0
+                 ? -1
+                 : 0;
+    char keys[LINK_KIND_COUNT][24];
+    link_keys(top, keys);
+    for (int r = 0; rc == 0 && r < t.rows; r++) {
+        double v;
+        if (tsv_num(&t, r, ce, 0.01, 1, &v, e)) {
+            rc = -1;
+            break;
+        }
+        for (int kind = 0; kind < LINK_KIND_COUNT; kind++)
+            if (strcmp(tsv_get(&t, r, cl),
+                       topo_link_kind_name((topo_link_kind)kind)) == 0 &&
+                (strcmp(tsv_get(&t, r, ca), keys[kind]) == 0 ||
+                 strcmp(tsv_get(&t, r, ca), "-") == 0))
+                k->link_eff[kind] = v;
+    }
+    tsv_free(&t);
+    return rc;
+}
+
+int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
+                        llm_err *e)
+{
+    memset(k, 0, sizeof *k);
+    for (int i = 0; i < LINK_KIND_COUNT; i++)
+        k->link_eff[i] = 1; /* a link kind without a row runs at line rate */
+    /* NCCL enables LL128 by default only where every path is NVLink
+     * (ncclTopoTuneModel: LL128 on "NVLink-only" systems and the
+     * network); on PCIe it stays off. */
+    for (int h = 0; h < HW_COUNT; h++)
+        for (int p = 0; p < PROTO_COUNT; p++)
+            k->proto_ok[h][p] = !(h == HW_PCI && p == PROTO_LL128);
+    char p1[PATH_MAX], p2[PATH_MAX];
+    snprintf(p1, sizeof p1, "%s/calib/nccl-protocol.tsv", datadir);
+    snprintf(p2, sizeof p2, "%s/calib/links.tsv", datadir);
+    const char *cc = cc_bucket(t->gpu ? t->gpu->sm : 80);
+    if (load_protocol(p1, cc, k, e) || load_links(p2, t, k, e))
+        return -1;
+    snprintf(k->source, sizeof k->source, "%s (NCCL model, %s); %s", p1, cc,
+             p2);
+    if (k->nvls_eff <= 0)
+        k->nvls_eff = 1e-9; /* no NVLS on this architecture */
+    return 0;
+}

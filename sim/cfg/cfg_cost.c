@@ -1,0 +1,416 @@
+/* Compute-cost calibration tables: calib/<gpu>/gemm.tsv, hbm.tsv,
+ * attention.tsv, launch.tsv, and the PCIe row of calib/links.tsv.  A GPU
+ * without its own directory borrows the tables of the closest calibrated
+ * GPU (same compute capability, else same architecture, else the nearest
+ * compute capability), and every prediction says so. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cfg/cfg.h"
+#include "base/tsv.h"
+#include "base/util.h"
+
+static bool has_tables(const char *datadir, const char *gpu)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/calib/%s/gemm.tsv", datadir, gpu);
+    return access(p, R_OK) == 0;
+}
+
+static const gpu_spec *closest(const char *datadir, const gpu_catalog *cat,
+                               const gpu_spec *g)
+{
+    const gpu_spec *best = NULL;
+    int best_score = INT_MAX;
+    for (int i = 0; i < cat->n; i++) {
+        const gpu_spec *c = &cat->gpus[i];
+        if (!has_tables(datadir, c->name))
+            continue;
+        int score = c->sm == g->sm ? 0
+                    : strcmp(c->architecture, g->architecture) == 0
+                        ? 100
+                        : 1000 + abs(c->sm - g->sm) * 10;
+        if (score < best_score) {
+            best_score = score;
+            best = c;
+        }
+    }
+    return best;
+}
+
+/* Roofline time of a GEMM on g, for turning measured times into
+ * efficiencies. */
+static double gemm_roof(const gpu_spec *g, dtype d, double m, double n,
+                        double k)
+{
+    double ob = dtype_bytes(d) < 2 ? 2 : dtype_bytes(d);
+    double fl = 2 * m * n * k / g->peak_flops[d];
+    double by = ((m * k + k * n) * dtype_bytes(d) + m * n * ob) / g->mem_bw_Bps;
+    return fl > by ? fl : by;
+}
+
+static int axis_index(double *ax, int *n, double v)
+{
+    for (int i = 0; i < *n; i++)
+        if (ax[i] == v)
+            return i;
+    ax[(*n)++] = v;
+    return *n - 1;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int find_sorted(const double *ax, int n, double v)
+{
+    for (int i = 0; i < n; i++)
+        if (ax[i] == v)
+            return i;
+    return -1;
+}
+
+typedef struct gcols {
+    int dt, m, n, k, eff, time, src;
+} gcols;
+
+static int row_eff(const tsv *t, int r, const gcols *c, const gpu_spec *g,
+                   dtype d, double m, double n, double k, double *eff,
+                   llm_err *e)
+{
+    if (c->time >= 0 && strcmp(tsv_get(t, r, c->time), "-") != 0) {
+        double us;
+        if (tsv_num(t, r, c->time, 1e-6, 1e12, &us, e))
+            return -1;
+        if (g->peak_flops[d] <= 0)
+            return err_at(e, t->path, t->line[r], "dtype", "%s has no %s "
+                          "peak in the catalog", g->name, dtype_name(d));
+        *eff = gemm_roof(g, d, m, n, k) / (us * 1e-6);
+        if (*eff > 1.05)
+            return err_at(e, t->path, t->line[r], "time_us",
+                          "%.3g us beats the roofline of %s by %.0f%% "
+                          "(expected a measured time >= FLOPs/peak)",
+                          us, g->name, (*eff - 1) * 100);
+        if (*eff > 1)
+            *eff = 1; /* within measurement noise of the peak */
+        return 0;
+    }
+    return tsv_num(t, r, c->eff, 1e-15, 1, eff, e);
+}
+
+static int load_gemm(const char *path, const gpu_spec *g, cost_calib *cc,
+                     llm_err *e)
+{
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    gcols c;
+    llm_err ignore;
+    int rc = (c.dt = tsv_col(&t, "dtype", e)) < 0 ||
+             (c.m = tsv_col(&t, "m", e)) < 0 || (c.n = tsv_col(&t, "n", e)) < 0 ||
+             (c.k = tsv_col(&t, "k", e)) < 0 ||
+             (c.src = tsv_col(&t, "source", e)) < 0
+                 ? -1
+                 : 0;
+    c.eff = tsv_col(&t, "efficiency", &ignore);
+    c.time = tsv_col(&t, "time_us", &ignore);
+    if (rc == 0 && c.eff < 0 && c.time < 0)
+        rc = err_at(e, path, 1, "efficiency", "missing column (expected "
+                    "efficiency or time_us)");
+    for (int d = 0; rc == 0 && d < DT_COUNT; d++) {
+        /* collect this dtype's axes, then fill the grid */
+        double *am = malloc(sizeof(double) * (size_t)(t.rows + 1));
+        double *an = malloc(sizeof(double) * (size_t)(t.rows + 1));
+        double *ak = malloc(sizeof(double) * (size_t)(t.rows + 1));
+        int nm = 0, nn = 0, nk = 0, first = -1, count = 0;
+        for (int r = 0; rc == 0 && r < t.rows; r++) {
+            dtype rd;
+            if (dtype_parse(tsv_get(&t, r, c.dt), &rd) != 0) {
+                rc = err_at(e, path, t.line[r], "dtype", "unknown dtype \"%s\" "
+                            "(expected %s)", tsv_get(&t, r, c.dt), dtype_choices());
+                break;
+            }
+            if (rd != (dtype)d)
+                continue;
+            double m, n, k;
+            if (tsv_num(&t, r, c.m, 1, 1e9, &m, e) ||
+                tsv_num(&t, r, c.n, 1, 1e9, &n, e) ||
+                tsv_num(&t, r, c.k, 1, 1e9, &k, e)) {
+                rc = -1;
+                break;
+            }
+            if (first < 0)
+                first = r;
+            count++;
+            axis_index(am, &nm, m);
+            axis_index(an, &nn, n);
+            axis_index(ak, &nk, k);
+        }
+        if (rc || first < 0) {
+            free(am), free(an), free(ak);
+            continue;
+        }
+        /* a complete grid has a row per combination, so more combinations
+         * than rows is an incomplete one (and nm * nn * nk stays an int) */
+        if ((long long)nm * nn * nk > count) {
+            rc = err_at(e, path, t.line[first], "m", "the %s grid misses "
+                        "combinations: %d m, %d n and %d k values need %lld "
+                        "rows, it has %d (expected every combination of the "
+                        "m, n and k values)", dtype_name((dtype)d), nm, nn, nk,
+                        (long long)nm * nn * nk, count);
+            free(am), free(an), free(ak);
+            continue;
+        }
+        qsort(am, (size_t)nm, sizeof *am, cmp_d);
+        qsort(an, (size_t)nn, sizeof *an, cmp_d);
+        qsort(ak, (size_t)nk, sizeof *ak, cmp_d);
+        cost_grid *gr = &cc->gemm[d];
+        gr->nm = nm, gr->nn = nn, gr->nk = nk;
+        gr->eff = malloc(sizeof(double) * (size_t)(nm * nn * nk));
+        for (int i = 0; gr->eff && i < nm * nn * nk; i++)
+            gr->eff[i] = -1;
+        for (int r = first; rc == 0 && r < t.rows; r++) {
+            dtype rd;
+            dtype_parse(tsv_get(&t, r, c.dt), &rd);
+            if (rd != (dtype)d)
+                continue;
+            double m = atof(tsv_get(&t, r, c.m)), n = atof(tsv_get(&t, r, c.n));
+            double k = atof(tsv_get(&t, r, c.k)), eff;
+            if (row_eff(&t, r, &c, g, rd, m, n, k, &eff, e)) {
+                rc = -1;
+                break;
+            }
+            int i = (find_sorted(am, nm, m) * nn + find_sorted(an, nn, n)) * nk +
+                    find_sorted(ak, nk, k);
+            gr->eff[i] = eff;
+        }
+        for (int i = 0; rc == 0 && i < nm * nn * nk; i++)
+            if (gr->eff[i] < 0)
+                rc = err_at(e, path, t.line[first], "m", "the %s grid misses "
+                            "(m %.0f, n %.0f, k %.0f) (expected every "
+                            "combination of the m, n and k values)",
+                            dtype_name((dtype)d), am[i / (nn * nk)],
+                            an[(i / nk) % nn], ak[i % nk]);
+        for (int i = 0; i < nm; i++)
+            am[i] = log2(am[i]);
+        for (int i = 0; i < nn; i++)
+            an[i] = log2(an[i]);
+        for (int i = 0; i < nk; i++)
+            ak[i] = log2(ak[i]);
+        gr->lm = am, gr->ln = an, gr->lk = ak;
+        gr->line0 = t.line[first];
+        snprintf(gr->source, sizeof gr->source, "%s", tsv_get(&t, first, c.src));
+    }
+    tsv_free(&t);
+    return rc;
+}
+
+static int mem_kind_of(const char *s)
+{
+    static const char *const streaming[] = {"copy", "triad", "read", "stream"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, streaming[i]) == 0)
+            return MEM_ELEMENTWISE;
+    for (int k = 0; k < MEM_KIND_COUNT; k++)
+        if (strcmp(s, cost_mem_kind_names[k]) == 0)
+            return k;
+    return -1;
+}
+
+/* Adds a point to a curve, averaging kinds that share a size (copy,
+ * triad and read of one microbenchmark). */
+static void curve_add(struct cost_curve *cv, int *cnt, double lb, double eff)
+{
+    int i = find_sorted(cv->lbytes, cv->n, lb);
+    if (i < 0) {
+        i = cv->n++;
+        cv->lbytes[i] = lb;
+        cv->eff[i] = 0;
+        cnt[i] = 0;
+    }
+    cv->eff[i] = (cv->eff[i] * cnt[i] + eff) / (cnt[i] + 1);
+    cnt[i]++;
+}
+
+static void curve_sort(struct cost_curve *cv)
+{
+    for (int i = 1; i < cv->n; i++)
+        for (int j = i; j > 0 && cv->lbytes[j - 1] > cv->lbytes[j]; j--) {
+            double x = cv->lbytes[j];
+            cv->lbytes[j] = cv->lbytes[j - 1], cv->lbytes[j - 1] = x;
+            x = cv->eff[j];
+            cv->eff[j] = cv->eff[j - 1], cv->eff[j - 1] = x;
+        }
+}
+
+static int hbm_row_eff(const tsv *t, int r, int ce, int cg, const gpu_spec *g,
+                       double *eff, llm_err *e)
+{
+    if (cg >= 0 && strcmp(tsv_get(t, r, cg), "-") != 0) {
+        double gbps;
+        if (tsv_num(t, r, cg, 1e-6, 1e6, &gbps, e))
+            return -1;
+        *eff = gbps * 1e9 / g->mem_bw_Bps;
+        if (*eff > 1.05)
+            return err_at(e, t->path, t->line[r], "GBps", "%g GB/s beats the "
+                          "datasheet %g GB/s of %s", gbps, g->mem_bw_Bps / 1e9,
+                          g->name);
+        if (*eff > 1)
+            *eff = 1;
+        return 0;
+    }
+    return tsv_num(t, r, ce, 1e-6, 1, eff, e);
+}
+
+static int load_hbm(const char *path, cost_calib *cc, const gpu_spec *g,
+                    llm_err *e)
+{
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    llm_err ignore;
+    int ck = tsv_col(&t, "kind", e), cb = ck < 0 ? -1 : tsv_col(&t, "bytes", e);
+    int ce = tsv_col(&t, "efficiency", &ignore), cg = tsv_col(&t, "GBps", &ignore);
+    int cs = cb < 0 ? -1 : tsv_col(&t, "source", e);
+    int rc = ck < 0 || cb < 0 || cs < 0 ? -1 : 0;
+    if (rc == 0 && ce < 0 && cg < 0)
+        rc = err_at(e, path, 1, "efficiency", "missing column (expected "
+                    "efficiency or GBps)");
+    int *cnt = calloc((size_t)t.rows + 1, sizeof(int) * MEM_KIND_COUNT);
+    for (int k = 0; k < MEM_KIND_COUNT; k++) {
+        cc->hbm[k].lbytes = malloc(sizeof(double) * (size_t)(t.rows + 1));
+        cc->hbm[k].eff = malloc(sizeof(double) * (size_t)(t.rows + 1));
+    }
+    for (int r = 0; rc == 0 && r < t.rows; r++) {
+        const char *kind = tsv_get(&t, r, ck);
+        if (strcmp(kind, "h2d") == 0 || strcmp(kind, "d2h") == 0)
+            continue;
+        int k = mem_kind_of(kind);
+        if (k < 0) {
+            rc = err_at(e, path, t.line[r], "kind", "unknown kind \"%s\" "
+                        "(expected copy, triad, read, stream, elementwise, "
+                        "norm, activation, rope, embedding, h2d, d2h)", kind);
+            break;
+        }
+        double b, eff;
+        if (tsv_num(&t, r, cb, 1, 1e15, &b, e) ||
+            hbm_row_eff(&t, r, ce, cg, g, &eff, e)) {
+            rc = -1;
+            break;
+        }
+        struct cost_curve *cv = &cc->hbm[k];
+        if (cv->n == 0)
+            snprintf(cv->source, sizeof cv->source, "%s", tsv_get(&t, r, cs));
+        curve_add(cv, cnt + (size_t)k * (t.rows + 1), log2(b), eff);
+    }
+    free(cnt);
+    for (int k = 0; k < MEM_KIND_COUNT; k++)
+        curve_sort(&cc->hbm[k]);
+    if (rc == 0 && cc->hbm[MEM_ELEMENTWISE].n == 0)
+        rc = err_at(e, path, 1, "kind", "no streaming rows (expected copy, "
+                    "triad, read, stream or elementwise rows)");
+    tsv_free(&t);
+    return rc;
+}
+
+/* A single-value table: the first row of `kind` in column `col`. */
+static int load_value(const char *path, const char *kind, const char *col,
+                      double lo, double hi, double *out, char *src,
+                      size_t srclen, llm_err *e)
+{
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    int ck = tsv_col(&t, "kind", e), cv = ck < 0 ? -1 : tsv_col(&t, col, e);
+    int cs = cv < 0 ? -1 : tsv_col(&t, "source", e);
+    int rc = ck < 0 || cv < 0 || cs < 0 ? -1 : 1;
+    for (int r = 0; rc == 1 && r < t.rows; r++)
+        if (strcmp(tsv_get(&t, r, ck), kind) == 0) {
+            rc = tsv_num(&t, r, cv, lo, hi, out, e);
+            snprintf(src, srclen, "%s", tsv_get(&t, r, cs));
+        }
+    if (rc == 1)
+        rc = err_at(e, path, 1, "kind", "no \"%s\" row", kind);
+    tsv_free(&t);
+    return rc;
+}
+
+static double pcie_eff(const char *datadir, const gpu_spec *g)
+{
+    char p[PATH_MAX], key[16];
+    snprintf(p, sizeof p, "%s/calib/links.tsv", datadir);
+    snprintf(key, sizeof key, "gen%d", g->pcie_gen);
+    tsv t;
+    llm_err e;
+    double eff = 1;
+    if (tsv_load(p, &t, &e))
+        return eff;
+    int cl = tsv_col(&t, "link", &e), ca = tsv_col(&t, "arch", &e);
+    int ce = tsv_col(&t, "efficiency", &e);
+    for (int r = 0; cl >= 0 && ca >= 0 && ce >= 0 && r < t.rows; r++)
+        if (strcmp(tsv_get(&t, r, cl), "pcie") == 0 &&
+            strcmp(tsv_get(&t, r, ca), key) == 0)
+            eff = atof(tsv_get(&t, r, ce));
+    tsv_free(&t);
+    return eff;
+}
+
+int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
+                        const gpu_spec *g, cost_calib *cc, llm_err *e)
+{
+    const gpu_spec *src = g;
+    if (!has_tables(datadir, g->name)) {
+        src = closest(datadir, cat, g);
+        if (!src)
+            return err_set(e, "no calibration tables in %s/calib/ for %s or "
+                              "any GPU (expected calib/<gpu>/gemm.tsv)",
+                           datadir, g->name);
+    }
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/calib/%s", datadir, src->name);
+    if (cfg_load_cost_dir(dir, src, true, cc, e))
+        return -1;
+    snprintf(cc->gpu, sizeof cc->gpu, "%s", g->name);
+    if (src != g)
+        snprintf(cc->derived_from, sizeof cc->derived_from, "%s", src->name);
+    cc->pcie_eff = pcie_eff(datadir, g);
+    return 0;
+}
+
+int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
+                      cost_calib *cc, llm_err *e)
+{
+    memset(cc, 0, sizeof *cc);
+    snprintf(cc->gpu, sizeof cc->gpu, "%s", src->name);
+    snprintf(cc->dir, sizeof cc->dir, "%s", dir);
+    char p[PATH_MAX + 32];
+    /* efficiencies from measured times are taken against the GPU the
+     * tables belong to; they then apply to the target's own roofline */
+    snprintf(p, sizeof p, "%s/gemm.tsv", cc->dir);
+    if (load_gemm(p, src, cc, e))
+        goto fail;
+    snprintf(p, sizeof p, "%s/hbm.tsv", cc->dir);
+    if (load_hbm(p, cc, src, e))
+        goto fail;
+    if (!all)
+        return 0;
+    snprintf(p, sizeof p, "%s/attention.tsv", cc->dir);
+    if (load_value(p, "flash_fwd", "peak_fraction", 1e-3, 1, &cc->attn_eff,
+                   cc->attn_source, sizeof cc->attn_source, e))
+        goto fail;
+    double us;
+    snprintf(p, sizeof p, "%s/launch.tsv", cc->dir);
+    if (load_value(p, "launch", "time_us", 0, 1e4, &us, cc->launch_source,
+                   sizeof cc->launch_source, e))
+        goto fail;
+    cc->launch_s = us * 1e-6;
+    return 0;
+fail:
+    cost_calib_free(cc);
+    return -1;
+}

@@ -1,0 +1,682 @@
+/* llmsim calibrate — fit the cost model to measured kernels (--fit), or
+ * measure this machine's GPU with the CUDA microbenchmarks (--run). */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cost/calib_fit.h"
+#include "cfg/cfg.h"
+#include "cli/cmd.h"
+#include "cost/cost.h"
+#include "base/tsv.h"
+#include "base/util.h"
+
+static const char usage[] =
+    "usage: llmsim calibrate --fit [--traces DIR] [--out DIR]\n"
+    "       llmsim calibrate --run --gpu NAME [--out DIR]\n\n"
+    "--fit  fits each GPU's GEMM and memory-bandwidth efficiency to the real\n"
+    "       kernel times in calib/vidur/<gpu>/ (A100 and H100: Vidur's\n"
+    "       per-operator traces, Llama shapes, TP 1-8, 1-32,768 tokens) with\n"
+    "       GSL nonlinear least squares, writes calib/<gpu>/gemm.tsv and\n"
+    "       hbm.tsv, then predicts every measured operator through those\n"
+    "       tables and reports the median and worst error per operator.\n"
+    "--run  runs the CUDA microbenchmarks (make calib builds them where nvcc\n"
+    "       exists) on this machine's GPU and writes a new table set in\n"
+    "       calib/<gpu>/ (the previous one is kept as calib/<gpu>.prev).\n";
+
+#define NOPS 10
+static const char *const ops[NOPS] = {
+    "attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj",
+    "input_layernorm", "post_attention_layernorm", "mlp_act", "add",
+    "attn_rope", "emb"};
+#define NGEMM 4
+
+typedef struct points {
+    fit_point *p;
+    int n, cap;
+} points;
+
+static int push(points *s, fit_point x)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 4096;
+        fit_point *q = realloc(s->p, sizeof *q * (size_t)cap);
+        if (!q)
+            return -1;
+        s->p = q;
+        s->cap = cap;
+    }
+    s->p[s->n++] = x;
+    return 0;
+}
+
+/* The shapes of one Vidur row (a layer of a Llama model at TP tp). */
+static void row_points(const tsv *t, int r, const int *col, const int *opc,
+                       points *gemm, points *mem)
+{
+    double M = atof(tsv_get(t, r, col[0])), tp = atof(tsv_get(t, r, col[1]));
+    double heads = atof(tsv_get(t, r, col[2])), kv = atof(tsv_get(t, r, col[3]));
+    double h = atof(tsv_get(t, r, col[4])), f = atof(tsv_get(t, r, col[5]));
+    bool gated = atoi(tsv_get(t, r, col[7])) != 0;
+    double hd = h / heads, q = heads * hd / tp;
+    double kvw = (kv >= tp ? kv / tp : 1) * hd;
+    const double shape[NGEMM][3] = {
+        {M, q + 2 * kvw, h}, {M, h, q}, {M, (gated ? 2 : 1) * f / tp, h},
+        {M, h, f / tp}};
+    for (int o = 0; o < NOPS; o++) {
+        double ms = atof(tsv_get(t, r, opc[o]));
+        if (ms <= 0)
+            continue;
+        fit_point x = {.op = o, .t_s = ms * 1e-3};
+        if (o < NGEMM) {
+            x.m = shape[o][0], x.n = shape[o][1], x.k = shape[o][2];
+            x.flops = 2 * x.m * x.n * x.k;
+            x.bytes = 2 * (x.m * x.k + x.k * x.n + x.m * x.n);
+            push(gemm, x);
+            continue;
+        }
+        /* 16-bit values read and written by each memory-bound op */
+        double vals = o <= 5 ? 2 * M * h                       /* norms */
+                      : o == 6 ? (gated ? 3 : 2) * M * f / tp  /* act */
+                      : o == 7 ? 3 * M * h                     /* add */
+                      : o == 8 ? 2 * M * (q + kvw)             /* rope */
+                               : 2 * M * h;                    /* emb */
+        x.bytes = 2 * vals;
+        push(mem, x);
+    }
+}
+
+static int load_traces(const char *dir, points *gemm, points *mem, int *files,
+                       llm_err *e)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return err_set(e, "%s: cannot open: %s (expected Vidur trace tables)",
+                       dir, strerror(errno));
+    struct dirent *de;
+    int rc = 0;
+    *files = 0;
+    while (rc == 0 && (de = readdir(d))) {
+        if (!util_ends_with(de->d_name, ".tsv"))
+            continue;
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        tsv t;
+        if (tsv_load(p, &t, e)) {
+            rc = -1;
+            break;
+        }
+        static const char *const shape[8] = {
+            "num_tokens", "tp", "n_head", "n_kv_head", "n_embd",
+            "n_expanded_embd", "vocab_size", "gated"};
+        int col[8], opc[NOPS];
+        for (int i = 0; rc == 0 && i < 8; i++)
+            rc = (col[i] = tsv_col(&t, shape[i], e)) < 0 ? -1 : 0;
+        for (int o = 0; rc == 0 && o < NOPS; o++) {
+            char name[64];
+            snprintf(name, sizeof name, "%s_ms", ops[o]);
+            rc = (opc[o] = tsv_col(&t, name, e)) < 0 ? -1 : 0;
+        }
+        for (int r = 0; rc == 0 && r < t.rows; r++)
+            row_points(&t, r, col, opc, gemm, mem);
+        tsv_free(&t);
+        (*files)++;
+    }
+    closedir(d);
+    return rc;
+}
+
+static const double grid[] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
+#define NGRID ((int)(sizeof grid / sizeof grid[0]))
+
+/* One grid of a table: a dtype, the fit it comes from, a scale matching a
+ * published measurement, and the words that say so. */
+typedef struct grid_spec {
+    dtype dt;
+    double scale;
+    char src[600];
+} grid_spec;
+
+static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
+                      const grid_spec *gs, int ngs, llm_err *e)
+{
+    util_outfile o;
+    if (util_out_open(&o, path, e))
+        return -1;
+    fprintf(o.fp, "# GEMM efficiency of %s = roofline time / kernel time, on "
+            "a grid of m, n, k\n# (C[m x n] = A[m x k] B[k x n]), tabulated "
+            "by `llmsim calibrate --fit` from the model fitted to fp16 kernels:"
+            "\n#   emax %.4f, m0 %.1f, n0 %.1f, k0 %.1f, bandwidth fraction "
+            "%.4f, fixed %.2f us (%d measured GEMMs)\n# Other grids: the same "
+            "shape, scaled to a published measurement (source column).\n",
+            g->name, f->emax, f->m0, f->n0, f->k0, f->em, f->t0 * 1e6, f->n);
+    fprintf(o.fp, "dtype\tm\tn\tk\tefficiency\tsource\n");
+    for (int d = 0; d < ngs; d++)
+        for (int a = 0; a < NGRID; a++)
+            for (int b = 0; b < NGRID; b++)
+                for (int c = 0; c < NGRID; c++) {
+                    double m = grid[a], n = grid[b], k = grid[c];
+                    double fl = 2 * m * n * k;
+                    double by = 2 * (m * k + k * n + m * n);
+                    double peak = g->peak_flops[gs[d].dt] > 0
+                                      ? g->peak_flops[gs[d].dt]
+                                      : g->peak_flops[DT_FP16];
+                    double t = gemm_fit_time(f, g, peak, m, n, k, fl, by);
+                    double roof = fl / peak > by / g->mem_bw_Bps
+                                      ? fl / peak
+                                      : by / g->mem_bw_Bps;
+                    double eff = roof / t * gs[d].scale;
+                    fprintf(o.fp, "%s\t%.0f\t%.0f\t%.0f\t%.6g\t%s\n",
+                            dtype_name(gs[d].dt), m, n, k, eff > 1 ? 1 : eff,
+                            gs[d].src);
+                }
+    return util_out_commit(&o, e);
+}
+
+static int write_hbm(const char *path, const gpu_spec *g, const mem_fit *f,
+                     double scale, const char *src, llm_err *e)
+{
+    util_outfile o;
+    if (util_out_open(&o, path, e))
+        return -1;
+    fprintf(o.fp, "# Achieved fraction of %s's datasheet memory bandwidth by "
+            "bytes a memory-bound kernel\n# moves, per kind of kernel, from "
+            "the fitted model e(B) = emax B/(B+b0)%s:\n", g->name,
+            scale != 1 ? ", scaled to a published measurement" : "");
+    for (int k = 0; k < MEM_KIND_COUNT; k++)
+        fprintf(o.fp, "#   %-11s emax %.4f, b0 %.0f bytes (%d measured "
+                "kernels)\n", cost_mem_kind_names[k], f[k].emax * scale,
+                f[k].b0, f[k].n);
+    fprintf(o.fp, "kind\tbytes\tefficiency\tsource\n");
+    for (int k = 0; k < MEM_KIND_COUNT; k++)
+        for (double b = 4096; b <= 4.0 * (1 << 30); b *= 4) {
+            double eff = f[k].emax * b / (b + f[k].b0) * scale;
+            fprintf(o.fp, "%s\t%.0f\t%.5f\t%s\n", cost_mem_kind_names[k], b,
+                    eff > 1 ? 1 : eff, src);
+        }
+    return util_out_commit(&o, e);
+}
+
+/* Vidur's memory-bound operators by kind of kernel. */
+static cost_mem_kind mem_kind_of_op(int op)
+{
+    switch (op) {
+    case 4: case 5: return MEM_NORM;
+    case 6: return MEM_ACTIVATION;
+    case 8: return MEM_ROPE;
+    case 9: return MEM_EMBEDDING;
+    default: return MEM_ELEMENTWISE;
+    }
+}
+
+/* calib/published.tsv: measurements on GPUs or dtypes without traces. */
+typedef struct pub {
+    char gpu[48], kind[24], src[400];
+    dtype dt;
+    double m, n, k, value;
+} pub;
+
+static int load_published(const char *path, pub **out, int *n, llm_err *e)
+{
+    tsv t;
+    *out = NULL;
+    *n = 0;
+    if (access(path, R_OK) != 0)
+        return 0;
+    if (tsv_load(path, &t, e))
+        return -1;
+    const char *names[] = {"gpu", "kind", "dtype", "m", "n", "k", "value",
+                           "source"};
+    int c[8], rc = 0;
+    for (int i = 0; rc == 0 && i < 8; i++)
+        rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
+    *out = calloc((size_t)t.rows + 1, sizeof **out);
+    for (int r = 0; rc == 0 && *out && r < t.rows; r++) {
+        pub *p = &(*out)[*n];
+        snprintf(p->gpu, sizeof p->gpu, "%s", tsv_get(&t, r, c[0]));
+        snprintf(p->kind, sizeof p->kind, "%s", tsv_get(&t, r, c[1]));
+        snprintf(p->src, sizeof p->src, "%s", tsv_get(&t, r, c[7]));
+        p->dt = DT_COUNT;
+        dtype_parse(tsv_get(&t, r, c[2]), &p->dt);
+        p->m = atof(tsv_get(&t, r, c[3]));
+        p->n = atof(tsv_get(&t, r, c[4]));
+        p->k = atof(tsv_get(&t, r, c[5]));
+        if (tsv_num(&t, r, c[6], 1e-9, 1e9, &p->value, e))
+            rc = -1;
+        else
+            (*n)++;
+    }
+    tsv_free(&t);
+    return rc;
+}
+
+/* The factor that makes the fitted shape reproduce a published GEMM on
+ * GPU g: measured efficiency / modelled efficiency at that shape. */
+static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
+{
+    double peak = g->peak_flops[p->dt];
+    double fl = 2 * p->m * p->n * p->k;
+    double ob = dtype_bytes(p->dt) < 2 ? 2 : dtype_bytes(p->dt);
+    double by = (p->m * p->k + p->k * p->n) * dtype_bytes(p->dt) +
+                p->m * p->n * ob;
+    double t = gemm_fit_time(f, g, peak, p->m, p->n, p->k, fl, by);
+    double roof = fl / peak > by / g->mem_bw_Bps ? fl / peak
+                                                 : by / g->mem_bw_Bps;
+    double measured = fl / (p->value * 1e12);
+    double s = (roof / measured) / (roof / t);
+    /* never so far that the largest shapes would beat the roofline: a
+     * measurement above the datasheet peak (a GeForce card boosting past
+     * its rated clock) saturates there instead of spreading to every shape */
+    double big = 65536, bf = 2 * big * big * big;
+    double bb = (2 * big * big) * dtype_bytes(p->dt) + big * big * ob;
+    double bt = gemm_fit_time(f, g, peak, big, big, big, bf, bb);
+    double best = (bf / peak) / bt;
+    return s * best > 1 ? 1 / best : s;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Predicts every measured op through the written tables. */
+static void report(const char *gpu, const gpu_spec *g, const cost_calib *c,
+                   const points *gemm, const points *mem, double *all,
+                   int *nall)
+{
+    printf("\n%s: error of every measured operator, predicted through the "
+           "tables (kernel time, no launch)\n", gpu);
+    printf("  %-26s %7s %10s %10s %10s\n", "operator", "kernels", "median",
+           "p90", "worst");
+    for (int o = 0; o < NOPS; o++) {
+        const points *s = o < NGEMM ? gemm : mem;
+        double *err = malloc(sizeof(double) * (size_t)(s->n + 1));
+        int n = 0;
+        for (int i = 0; i < s->n; i++) {
+            const fit_point *p = &s->p[i];
+            if (p->op != o)
+                continue;
+            cost_op op = {.dt = DT_FP16};
+            if (o < NGEMM) {
+                op.kind = OP_GEMM, op.m = p->m, op.n = p->n, op.k = p->k;
+                op.batch = 1;
+            } else {
+                op.kind = OP_ELEMENTWISE, op.elems = p->bytes / 4;
+                op.reads = op.writes = 1; /* bytes = 4 x elems */
+                op.mem = mem_kind_of_op(o);
+            }
+            cost_result r;
+            llm_err e;
+            if (cost_predict(c, g, &op, 0, &r, &e))
+                continue;
+            double x = fabs(r.kernel_s / p->t_s - 1) * 100;
+            err[n++] = x;
+            all[(*nall)++] = x;
+        }
+        qsort(err, (size_t)n, sizeof *err, cmp_d);
+        if (n)
+            printf("  %-26s %7d %9.1f%% %9.1f%% %9.1f%%\n", ops[o], n,
+                   err[n / 2], err[(int)(n * 0.9)], err[n - 1]);
+        free(err);
+    }
+    /* the large GEMMs (>= 100 GFLOP: compute-bound, tensor cores busy),
+     * whose throughput the tables must reproduce within 10% */
+    double *err = malloc(sizeof(double) * (size_t)(gemm->n + 1));
+    int n = 0;
+    for (int i = 0; i < gemm->n; i++) {
+        const fit_point *p = &gemm->p[i];
+        if (p->flops < 1e11)
+            continue;
+        cost_op op = {.kind = OP_GEMM, .dt = DT_FP16, .m = p->m, .n = p->n,
+                      .k = p->k, .batch = 1};
+        cost_result r;
+        llm_err e;
+        if (cost_predict(c, g, &op, 0, &r, &e) == 0)
+            err[n++] = fabs(r.kernel_s / p->t_s - 1) * 100;
+    }
+    qsort(err, (size_t)n, sizeof *err, cmp_d);
+    if (n)
+        printf("  %-26s %7d %9.1f%% %9.1f%% %9.1f%%\n", "GEMMs >= 100 GFLOP", n,
+               err[n / 2], err[(int)(n * 0.9)], err[n - 1]);
+    free(err);
+}
+
+/* GPUs without kernel traces: tables derived from the closest traced GPU
+ * and scaled to published measurements (calib/published.tsv). */
+typedef struct derived_gpu {
+    const char *name, *base;
+    double attn; /* FlashAttention fraction of peak */
+    const char *attn_src;
+} derived_gpu;
+
+static const derived_gpu derived[] = {
+    {"h200", "h100-sxm", 0.75,
+     "Shah et al. 2024, FlashAttention-3 (arXiv 2407.08608): 75% of peak on "
+     "H100 SXM5; H200 has the same GH100 compute die"},
+    {"rtx-4090", "a100-sxm-80gb", 0.73,
+     "assumed: FlashAttention-2's 73% of peak on A100 (Dao 2023, arXiv "
+     "2307.08691); no published RTX 4090 figure found"},
+    {"rtx-a6000", "a100-sxm-80gb", 0.73,
+     "assumed: FlashAttention-2's 73% of peak on A100 (Dao 2023, arXiv "
+     "2307.08691); no published RTX A6000 figure found"},
+};
+static const int nderived = sizeof derived / sizeof derived[0];
+
+static int write_text(const char *path, const char *text, llm_err *e)
+{
+    util_outfile o;
+    if (util_out_open(&o, path, e))
+        return -1;
+    fputs(text, o.fp);
+    return util_out_commit(&o, e);
+}
+
+/* Host-side launch cost is not added: the traces' kernel times already hold
+ * each kernel's fixed GPU-side cost (the fits' t0 and b0), and with
+ * asynchronous launches the host's cost overlaps the previous kernel. */
+static int write_support(const char *dir, double attn, const char *attn_src,
+                         llm_err *e)
+{
+    char p[PATH_MAX + 32], text[2048];
+    snprintf(p, sizeof p, "%s/attention.tsv", dir);
+    snprintf(text, sizeof text,
+             "# FlashAttention forward: the fraction of the dense FP16/BF16 "
+             "peak a fused kernel reaches\n# on long sequences; the cost "
+             "model scales it down for short ones by the GEMM grid.\n"
+             "kind\tpeak_fraction\tsource\nflash_fwd\t%.2f\t%s\n", attn,
+             attn_src);
+    if (write_text(p, text, e))
+        return -1;
+    snprintf(p, sizeof p, "%s/launch.tsv", dir);
+    return write_text(p,
+                      "# Launch overhead added to every kernel's time.  0: the "
+                      "GEMM and bandwidth tables are fitted to kernel\n# times "
+                      "that already contain each kernel's fixed GPU-side cost "
+                      "(t0, b0 in their headers), and\n# with asynchronous "
+                      "launches the host-side cost overlaps the previous "
+                      "kernel.  `llmsim calibrate\n# --run` measures it on a "
+                      "real GPU (kinds launch and sync).\n"
+                      "kind\ttime_us\tsource\nlaunch\t0\tfolded into the "
+                      "fitted kernel times (see header)\n",
+                      e);
+}
+
+static int derive(const derived_gpu *d, const gpu_spec *base,
+                  const gemm_fit *gf, const mem_fit *mf, const char *src,
+                  const char *out, gpu_catalog *cat, const pub *pubs, int npub,
+                  llm_err *e)
+{
+    const gpu_spec *g = gpu_find(cat, d->name);
+    if (!g)
+        return err_set(e, "GPU %s missing from the catalog", d->name);
+    grid_spec gs[DT_COUNT];
+    int ngs = 0;
+    double s16 = 1;
+    char note16[600];
+    snprintf(note16, sizeof note16, "shape and efficiency of %s (%s); no "
+             "published %s measurement", base->name, src, g->name);
+    for (int i = 0; i < npub; i++) /* a published bf16/fp16 GEMM sets both */
+        if (strcmp(pubs[i].gpu, g->name) == 0 &&
+            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
+            (pubs[i].dt == DT_BF16 || pubs[i].dt == DT_FP16)) {
+            s16 = gemm_scale(gf, g, &pubs[i]);
+            snprintf(note16, sizeof note16, "shape of %s fit x %.3f to match "
+                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", base->name, s16,
+                     pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
+                     pubs[i].src);
+        }
+    gs[ngs++] = (grid_spec){DT_FP16, s16, ""};
+    gs[ngs++] = (grid_spec){DT_BF16, s16, ""};
+    snprintf(gs[0].src, sizeof gs[0].src, "%s", note16);
+    snprintf(gs[1].src, sizeof gs[1].src, "%s", note16);
+    for (int i = 0; i < npub; i++)
+        if (strcmp(pubs[i].gpu, g->name) == 0 &&
+            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
+            pubs[i].dt != DT_FP16 && pubs[i].dt != DT_BF16 &&
+            pubs[i].dt < DT_COUNT && g->peak_flops[pubs[i].dt] > 0) {
+            grid_spec *x = &gs[ngs++];
+            x->dt = pubs[i].dt;
+            x->scale = gemm_scale(gf, g, &pubs[i]);
+            snprintf(x->src, sizeof x->src, "shape of %s fit x %.3f to match "
+                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", base->name,
+                     x->scale, pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
+                     pubs[i].src);
+        }
+    double sh = 1;
+    char hsrc[600];
+    snprintf(hsrc, sizeof hsrc, "curves of %s (%s); no published %s "
+             "bandwidth", base->name, src, g->name);
+    for (int i = 0; i < npub; i++)
+        if (strcmp(pubs[i].gpu, g->name) == 0 &&
+            strcmp(pubs[i].kind, "hbm_GBps") == 0) {
+            double big = 4.0 * (1 << 30);
+            double e_base = mf[MEM_ELEMENTWISE].emax * big /
+                            (big + mf[MEM_ELEMENTWISE].b0);
+            sh = pubs[i].value * 1e9 / g->mem_bw_Bps / e_base;
+            snprintf(hsrc, sizeof hsrc, "curves of %s x %.3f to match %.0f "
+                     "GB/s streaming: %s", base->name, sh, pubs[i].value,
+                     pubs[i].src);
+        }
+    char dir[PATH_MAX], p[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/%s", out, g->name);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return err_set(e, "%s: cannot create: %s", dir, strerror(errno));
+    snprintf(p, sizeof p, "%s/gemm.tsv", dir);
+    if (write_gemm(p, g, gf, gs, ngs, e))
+        return -1;
+    snprintf(p, sizeof p, "%s/hbm.tsv", dir);
+    if (write_hbm(p, g, mf, sh, hsrc, e))
+        return -1;
+    printf("%s: derived from %s; GEMM x %.3f, bandwidth x %.3f\n", g->name,
+           base->name, s16, sh);
+    return write_support(dir, d->attn, d->attn_src, e);
+}
+
+static int fit_one(const char *traces, const char *out,
+                   const char *shortname, const char *gpu, gpu_catalog *cat,
+                   const pub *pubs, int npub, double attn,
+                   const char *attn_src, llm_err *e)
+{
+    const gpu_spec *g = gpu_find(cat, gpu);
+    if (!g)
+        return err_set(e, "GPU %s missing from the catalog", gpu);
+    char dir[PATH_MAX], odir[PATH_MAX], p[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/%s", traces, shortname);
+    points gemm = {0}, mem = {0};
+    int files = 0, rc = load_traces(dir, &gemm, &mem, &files, e);
+    gemm_fit gf;
+    mem_fit mf[MEM_KIND_COUNT];
+    if (rc == 0)
+        rc = fit_gemm(gemm.p, gemm.n, g, g->peak_flops[DT_FP16], &gf, e);
+    for (int k = 0; rc == 0 && k < MEM_KIND_COUNT; k++) {
+        /* each kind of kernel fitted on its own operators */
+        points sub = {0};
+        for (int i = 0; i < mem.n; i++)
+            if (mem_kind_of_op(mem.p[i].op) == (cost_mem_kind)k)
+                push(&sub, mem.p[i]);
+        rc = fit_mem(sub.p, sub.n, g, &mf[k], e);
+        free(sub.p);
+    }
+    char src[400];
+    snprintf(src, sizeof src, "fit to Vidur kernel traces calib/vidur/%s "
+             "(%d files, %d GEMMs, %d memory-bound kernels; microsoft/vidur@"
+             "7d47513, MIT)", shortname, files, gemm.n, mem.n);
+    snprintf(odir, sizeof odir, "%s/%s", out, gpu);
+    if (rc == 0 && mkdir(odir, 0755) != 0 && errno != EEXIST)
+        rc = err_set(e, "%s: cannot create: %s", odir, strerror(errno));
+    grid_spec gs[DT_COUNT];
+    int ngs = 0;
+    gs[ngs++] = (grid_spec){DT_FP16, 1, ""};
+    gs[ngs++] = (grid_spec){DT_BF16, 1, ""};
+    snprintf(gs[0].src, sizeof gs[0].src, "%s", src);
+    snprintf(gs[1].src, sizeof gs[1].src, "%s; bf16 = fp16 (same peak)", src);
+    for (int i = 0; i < npub; i++)
+        if (strcmp(pubs[i].gpu, gpu) == 0 &&
+            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
+            pubs[i].dt != DT_FP16 && pubs[i].dt != DT_BF16 &&
+            pubs[i].dt < DT_COUNT && g->peak_flops[pubs[i].dt] > 0) {
+            grid_spec *x = &gs[ngs++];
+            x->dt = pubs[i].dt;
+            x->scale = gemm_scale(&gf, g, &pubs[i]);
+            snprintf(x->src, sizeof x->src, "fp16 fit shape x %.3f to match "
+                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", x->scale,
+                     pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
+                     pubs[i].src);
+        }
+    if (rc == 0) {
+        snprintf(p, sizeof p, "%s/gemm.tsv", odir);
+        rc = write_gemm(p, g, &gf, gs, ngs, e);
+    }
+    if (rc == 0) {
+        snprintf(p, sizeof p, "%s/hbm.tsv", odir);
+        rc = write_hbm(p, g, mf, 1, src, e);
+    }
+    for (int i = 0; rc == 0 && i < nderived; i++)
+        if (strcmp(derived[i].base, gpu) == 0)
+            rc = derive(&derived[i], g, &gf, mf, src, out, cat, pubs, npub, e);
+    if (rc == 0)
+        rc = write_support(odir, attn, attn_src, e);
+    if (rc == 0) {
+        printf("%s (%s): GEMM emax %.3f of %.0f TFLOP/s, half efficiency at "
+               "m %.0f, n %.0f, k %.0f;\n  weights stream at %.3f of %.0f GB/s, "
+               "%.2f us per GEMM kernel; streaming kernels: %.3f of the bandwidth, fixed cost "
+               "%.2f us\n",
+               gpu, shortname, gf.emax, g->peak_flops[DT_FP16] / 1e12, gf.m0,
+               gf.n0, gf.k0, gf.em, g->mem_bw_Bps / 1e9, gf.t0 * 1e6, mf[0].emax,
+               mf[0].b0 / (g->mem_bw_Bps * mf[0].emax) * 1e6);
+        cost_calib c;
+        memset(&c, 0, sizeof c);
+        /* read back what was written: the report tests the tables */
+        if (cfg_load_cost_dir(odir, g, false, &c, e) == 0) {
+            double *all = malloc(sizeof(double) * (size_t)(gemm.n + mem.n + 1));
+            int nall = 0;
+            report(gpu, g, &c, &gemm, &mem, all, &nall);
+            qsort(all, (size_t)nall, sizeof *all, cmp_d);
+            if (nall)
+                printf("  %-26s %7d %9.1f%% %9.1f%% %9.1f%%\n", "all", nall,
+                       all[nall / 2], all[(int)(nall * 0.9)], all[nall - 1]);
+            free(all);
+            cost_calib_free(&c);
+        } else {
+            rc = -1;
+        }
+    }
+    free(gemm.p);
+    free(mem.p);
+    return rc;
+}
+
+static int run_bench(const char *gpu_name, gpu_catalog *cat, const char *out,
+                     llm_err *e)
+{
+    const gpu_spec *g = cmd_find_gpu(cat, gpu_name, e);
+    if (!g)
+        return -1;
+    char script[PATH_MAX], bin[PATH_MAX], dir[PATH_MAX], cmd[PATH_MAX * 3];
+    snprintf(script, sizeof script, "%s/calib/cuda/run.sh", cmd_datadir());
+    snprintf(bin, sizeof bin, "%s/calib/cuda/build/gemm_bench", cmd_datadir());
+    if (access(bin, X_OK) != 0)
+        return err_set(e, "%s: not built (run `make calib` on a machine with "
+                          "nvcc and an NVIDIA GPU)", bin);
+    snprintf(dir, sizeof dir, "%s/%s.new", out, g->name);
+    mkdir(dir, 0755);
+    snprintf(cmd, sizeof cmd, "sh '%s' '%s' '%s' %.1f %.1f %.1f %.1f %.1f %.1f "
+             "%.1f", script, g->name, dir, g->peak_flops[DT_BF16] / 1e12,
+             g->peak_flops[DT_FP16] / 1e12, g->peak_flops[DT_FP8] / 1e12,
+             g->peak_flops[DT_TF32] / 1e12, g->peak_flops[DT_FP32] / 1e12,
+             g->mem_bw_Bps / 1e9, gpu_pcie_Bps(g) / 1e9);
+    if (system(cmd) != 0)
+        return err_set(e, "the microbenchmarks failed; %s holds what they "
+                          "wrote", dir);
+    char cur[PATH_MAX], prev[PATH_MAX + 8];
+    snprintf(cur, sizeof cur, "%s/%s", out, g->name);
+    snprintf(prev, sizeof prev, "%s.prev", cur);
+    rename(cur, prev);
+    if (rename(dir, cur) != 0)
+        return err_set(e, "%s: cannot move into place: %s", cur,
+                       strerror(errno));
+    printf("new tables in %s (previous ones in %s)\n", cur, prev);
+    return 0;
+}
+
+static int run(int argc, char **argv, llm_err *e)
+{
+    static const struct option opts[] = {
+        {"fit", no_argument, 0, 'f'},   {"run", no_argument, 0, 'r'},
+        {"gpu", required_argument, 0, 'g'},
+        {"traces", required_argument, 0, 't'},
+        {"out", required_argument, 0, 'o'},
+        {0, 0, 0, 0},
+    };
+    int fit = 0, runb = 0, ch;
+    const char *gpu = NULL, *traces = NULL, *out = NULL;
+    optind = 1;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'f': fit = 1; break;
+        case 'r': runb = 1; break;
+        case 'g': gpu = optarg; break;
+        case 't': traces = optarg; break;
+        case 'o': out = optarg; break;
+        case ':':
+            return err_set(e, "option %s needs a value", argv[optind - 1]),
+                   EXIT_BAD_INPUT;
+        default:
+            return cmd_bad_option("calibrate", argv[optind - 1], opts, e),
+                   EXIT_BAD_INPUT;
+        }
+    }
+    if (fit == runb)
+        return err_set(e, "expected --fit or --run (see `llmsim help "
+                          "calibrate`)"),
+               EXIT_BAD_INPUT;
+    char tdir[PATH_MAX], odir[PATH_MAX];
+    snprintf(tdir, sizeof tdir, "%s", traces ? traces : "");
+    if (!traces)
+        snprintf(tdir, sizeof tdir, "%s/calib/vidur", cmd_datadir());
+    snprintf(odir, sizeof odir, "%s", out ? out : "");
+    if (!out)
+        snprintf(odir, sizeof odir, "%s/calib", cmd_datadir());
+    gpu_catalog cat;
+    if (cmd_load_catalog(&cat, e))
+        return EXIT_BAD_INPUT;
+    int rc;
+    if (runb) {
+        rc = gpu ? run_bench(gpu, &cat, odir, e)
+                 : err_set(e, "--run needs --gpu NAME");
+    } else {
+        char pp[PATH_MAX];
+        pub *pubs = NULL;
+        int npub = 0;
+        snprintf(pp, sizeof pp, "%s/calib/published.tsv", cmd_datadir());
+        rc = load_published(pp, &pubs, &npub, e);
+        if (rc == 0)
+            rc = fit_one(tdir, odir, "a100", "a100-sxm-80gb", &cat, pubs, npub,
+                         0.73,
+                         "Dao 2023, FlashAttention-2 (arXiv 2307.08691): "
+                         "'reaching 50-73% of the theoretical maximum FLOPs/s "
+                         "on A100' (forward, best case)",
+                         e);
+        if (rc == 0)
+            rc = fit_one(tdir, odir, "h100", "h100-sxm", &cat, pubs, npub, 0.75,
+                         "Shah et al. 2024, FlashAttention-3 (arXiv "
+                         "2407.08608): 'FP16 reaching up to 740 TFLOPs/s (75% "
+                         "utilization)' on H100 SXM5",
+                         e);
+        free(pubs);
+    }
+    gpu_catalog_free(&cat);
+    return rc ? EXIT_BAD_INPUT : EXIT_OK;
+}
+
+const cmd_def cmd_calibrate_def = {
+    "calibrate", "fit the cost model to measured kernels, or measure this GPU",
+    usage, run};

@@ -1,0 +1,103 @@
+/* llmsim — entry point: dispatches `llmsim <command> [options]`, prints
+ * errors, and is the only place that exits. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "base/util.h"
+
+static const cmd_def *const commands[] = {
+    &cmd_gpus_def,
+    &cmd_model_def,
+    &cmd_memory_def,
+    &cmd_topo_def,
+    &cmd_collective_def,
+    &cmd_train_def,
+    &cmd_serve_def,
+    &cmd_sweep_def,
+    &cmd_search_def,
+    &cmd_compare_def,
+    &cmd_kernel_def,
+    &cmd_calibrate_def,
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "llmsim %s — simulator of LLM training and inference on GPU "
+            "clusters\n\n"
+            "usage: llmsim <command> [options]\n"
+            "       llmsim help <command>\n"
+            "       llmsim --version\n\n"
+            "commands:\n",
+            LLMSIM_VERSION);
+    for (int i = 0; i < NCOMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    fprintf(out, "\nExit status: 0 success, 1 bad input, 2 does not fit "
+                 "(memory checks).\nData files: %s\n",
+            cmd_datadir());
+}
+
+static const cmd_def *find(const char *name)
+{
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i]->name, name) == 0)
+            return commands[i];
+    return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    const char *names[NCOMMANDS];
+    for (int i = 0; i < NCOMMANDS; i++)
+        names[i] = commands[i]->name;
+    char hint[96];
+    util_did_you_mean(hint, sizeof hint, name, names, NCOMMANDS);
+    fprintf(stderr, "llmsim: unknown command \"%s\"%s; `llmsim --help` "
+                    "lists the commands\n",
+            name, hint);
+    return EXIT_BAD_INPUT;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    const char *c = argv[1];
+    if (strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(c, "--version") == 0 || strcmp(c, "-V") == 0) {
+        printf("llmsim %s\n", LLMSIM_VERSION);
+        return EXIT_OK;
+    }
+    if (strcmp(c, "help") == 0) {
+        if (argc < 3) {
+            usage(stdout);
+            return EXIT_OK;
+        }
+        const cmd_def *d = find(argv[2]);
+        if (!d)
+            return unknown_command(argv[2]);
+        fputs(d->usage, stdout);
+        return EXIT_OK;
+    }
+    const cmd_def *d = find(c);
+    if (!d)
+        return unknown_command(c);
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(d->usage, stdout);
+            return EXIT_OK;
+        }
+    llm_err e = {{0}};
+    int rc = d->run(argc - 1, argv + 1, &e);
+    if (rc == EXIT_BAD_INPUT)
+        fprintf(stderr, "llmsim %s: %s\n", d->name,
+                e.msg[0] ? e.msg : "bad input");
+    return rc;
+}

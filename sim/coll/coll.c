@@ -1,0 +1,868 @@
+#include "coll/coll.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/check.h"
+
+const char *const coll_op_names[COLL_OP_COUNT] = {
+    "all_reduce", "reduce_scatter", "all_gather", "broadcast",
+    "reduce",     "alltoall",       "sendrecv"};
+const char *const coll_algo_names[ALGO_COUNT + 1] = {
+    "ring", "tree", "hierarchical", "nvls", "sharp", "direct", "auto"};
+const char *const coll_proto_names[PROTO_COUNT + 1] = {"LL", "LL128",
+                                                       "Simple", "auto"};
+
+double coll_busbw_factor(coll_op op, int n)
+{
+    switch (op) {
+    case COLL_ALL_REDUCE:
+        return 2.0 * (n - 1) / n;
+    case COLL_REDUCE_SCATTER:
+    case COLL_ALL_GATHER:
+    case COLL_ALL_TO_ALL:
+        return (double)(n - 1) / n;
+    default:
+        return 1.0;
+    }
+}
+
+/* ---- phases ---------------------------------------------------------------
+ * A phase is a set of edges (device to device) run for `steps` steps.  With
+ * K == 0 every edge carries `bytes` at every step (ring, one-shot); with
+ * K > 0 the phase is a pipeline of K chunks: edge e carries a chunk at step
+ * s when 0 <= s - level[e] < K. */
+
+typedef struct edge {
+    int src, dst, level;
+} edge;
+
+typedef struct phase {
+    edge *e;
+    int ne, cap, steps, K;
+    double bytes;
+    double max_Bps; /* per-flow limit (tree kernels), 0 = none */
+    coll_hw hw;
+    int64_t lat_ns; /* longest route latency of its edges */
+} phase;
+
+#define MAX_PHASES 4
+
+typedef struct run {
+    net *n;
+    topo *t;
+    const coll_calib *cal;
+    coll_algo algo;
+    coll_proto proto;
+    phase ph[MAX_PHASES];
+    int nph, cur, step, outstanding;
+    int steps_done;
+    int64_t step_begin_ns;
+    bool fast; /* alone on the network: identical ring steps skipped */
+    int64_t flows;
+    engine_fn done;
+    void *ctx;
+    uint64_t arg;
+    bool failed;
+#ifdef LLMSIM_CHECK
+    coll_op op;
+    int nranks;
+    double size;       /* the request's bytes */
+    double want_bytes; /* on the wire over all flows: algo_bytes */
+    double sent_bytes, recv_bytes;
+#endif
+} run;
+
+static bool add_edge(phase *p, int src, int dst, int level)
+{
+    if (p->ne == p->cap) {
+        int cap = p->cap ? p->cap * 2 : 64;
+        edge *e = realloc(p->e, sizeof *e * (size_t)cap);
+        if (!e)
+            return false;
+        p->e = e;
+        p->cap = cap;
+    }
+    p->e[p->ne++] = (edge){src, dst, level};
+    return true;
+}
+
+static void run_free(run *r)
+{
+    for (int i = 0; i < r->nph; i++)
+        free(r->ph[i].e);
+    free(r);
+}
+
+static int node_of(const topo *t, int rank)
+{
+    return t->dev[t->gpu_dev[rank]].node;
+}
+
+/* The NCCL hardware class of a phase (network if an edge leaves a node,
+ * NVLink if GPU-to-GPU routes start on NVLink, PCI otherwise) and its
+ * longest route latency. */
+static void phase_hw(topo *t, phase *p)
+{
+    bool nvlink = false, crosses = false;
+    p->lat_ns = 0;
+    for (int i = 0; i < p->ne; i++) {
+        const topo_dev *a = &t->dev[p->e[i].src], *b = &t->dev[p->e[i].dst];
+        crosses |= a->node != b->node;
+        int links[32];
+        int h = topo_route(t, p->e[i].src, p->e[i].dst, 0, links, 32);
+        if (h > 0 && t->link[links[0]].kind == LINK_NVLINK)
+            nvlink = true;
+        int64_t lat = h > 0 ? topo_route_lat(t, links, h) : 0;
+        if (lat > p->lat_ns)
+            p->lat_ns = lat;
+    }
+    p->hw = crosses ? HW_NET : nvlink ? HW_NVLINK : HW_PCI;
+}
+
+/* NCCL's per-step hardware latency already contains the wire's, which the
+ * flows add at their end: wait only for the rest. */
+static int64_t step_delay(const run *r, const phase *p)
+{
+    int64_t a = llround(r->cal->hw_lat_us[p->hw][r->algo][r->proto] * 1e3);
+    return a > p->lat_ns ? a - p->lat_ns : 0;
+}
+
+/* ---- building the phases of each algorithm -------------------------------- */
+
+/* Groups the communicator's ranks by node, keeping their order.  Returns
+ * the number of nodes; start[k]..start[k+1] index into `sorted`. */
+static int group_by_node(const topo *t, const coll_req *q, int *sorted,
+                         int *start)
+{
+    int nn = 0;
+    int *seen = calloc((size_t)t->nodes, sizeof(int));
+    int *slot = malloc(sizeof(int) * (size_t)t->nodes);
+    if (!seen || !slot) {
+        free(seen);
+        free(slot);
+        return -1;
+    }
+    for (int i = 0; i < q->n; i++) {
+        int nd = node_of(t, q->ranks[i]);
+        if (!seen[nd]) {
+            seen[nd] = 1;
+            slot[nd] = nn++;
+        }
+    }
+    int *count = calloc((size_t)nn + 1, sizeof(int));
+    if (!count) {
+        free(seen);
+        free(slot);
+        return -1;
+    }
+    for (int i = 0; i < q->n; i++)
+        count[slot[node_of(t, q->ranks[i])] + 1]++;
+    start[0] = 0;
+    for (int k = 0; k < nn; k++)
+        start[k + 1] = start[k] + count[k + 1];
+    int *fill = calloc((size_t)nn, sizeof(int));
+    for (int i = 0; fill && i < q->n; i++) {
+        int k = slot[node_of(t, q->ranks[i])];
+        sorted[start[k] + fill[k]++] = q->ranks[i];
+    }
+    free(fill);
+    free(count);
+    free(seen);
+    free(slot);
+    return nn;
+}
+
+/* Ring edges over `ranks` (rank ids), `ch` channels; channel c rotates
+ * each node's segment so that it enters the node at the c-th NIC's GPU:
+ * the rings cross between nodes on different rails (NCCL's rail-aligned
+ * rings). */
+static bool ring_edges(run *r, phase *p, const int *sorted, const int *start,
+                       int nn, int ch)
+{
+    topo *t = r->t;
+    int n = start[nn];
+    int *order = malloc(sizeof(int) * (size_t)n);
+    if (!order)
+        return false;
+    for (int c = 0; c < ch; c++) {
+        int w = 0;
+        for (int k = 0; k < nn; k++) {
+            int g = start[k + 1] - start[k];
+            int off = c * g / ch; /* channel c enters through NIC c */
+            for (int i = 0; i < g; i++)
+                order[w++] = sorted[start[k] + (i + off) % g];
+        }
+        for (int i = 0; i < n; i++)
+            if (!add_edge(p, t->gpu_dev[order[i]],
+                          t->gpu_dev[order[(i + 1) % n]], 0)) {
+                free(order);
+                return false;
+            }
+    }
+    free(order);
+    return true;
+}
+
+static int channels(const topo *t, int nn)
+{
+    return nn > 1 && t->nics_per_node > 0 ? t->nics_per_node : 1;
+}
+
+static double wire(const run *r, double bytes)
+{
+    return bytes / r->cal->proto_eff[r->proto];
+}
+
+static bool build_ring(run *r, const coll_req *q, const int *sorted,
+                       const int *start, int nn)
+{
+    phase *p = &r->ph[r->nph++];
+    int n = q->n, ch = channels(r->t, nn);
+    p->K = 0;
+    switch (q->op) {
+    case COLL_ALL_REDUCE:
+        p->steps = 2 * (n - 1);
+        break;
+    default: /* reduce-scatter, all-gather */
+        p->steps = n - 1;
+        break;
+    }
+    p->bytes = wire(r, q->bytes / ((double)n * ch));
+    return ring_edges(r, p, sorted, start, nn, ch);
+}
+
+static bool build_chain(run *r, const coll_req *q)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int n = q->n;
+    int K = (int)ceil(q->bytes / r->cal->chunk_bytes);
+    p->K = K < 1 ? 1 : K;
+    p->bytes = wire(r, q->bytes / p->K);
+    p->steps = (n - 2) + p->K;
+    for (int i = 0; i + 1 < n; i++) {
+        bool ok = q->op == COLL_BROADCAST
+                      ? add_edge(p, t->gpu_dev[q->ranks[i]],
+                                 t->gpu_dev[q->ranks[i + 1]], i)
+                      : add_edge(p, t->gpu_dev[q->ranks[n - 1 - i]],
+                                 t->gpu_dev[q->ranks[n - 2 - i]], i);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* Double binary tree across nodes (tree 2 mirrors the node order) with a
+ * chain inside each node; each tree carries half of the data in K chunks.
+ * A vertex at depth d (distance to the root) forwards chunk c upward at
+ * step c + H - d, H the largest depth, so everything below it has arrived;
+ * the root's result comes down an edge whose parent is at depth d at step
+ * c + H + d.  Steps: 2H - 1 + K. */
+static bool build_tree(run *r, const coll_req *q, const int *sorted,
+                       const int *start, int nn)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int ch = channels(t, nn);
+    /* each channel runs both trees with its own heads (rotated chains), so
+     * the inter-node edges of different channels use different NICs */
+    double share = q->bytes / 2 / ch;
+    int K = (int)ceil(share / r->cal->chunk_bytes);
+    p->K = K < 1 ? 1 : K;
+    p->bytes = wire(r, share / p->K);
+    /* H over both trees: tree 2 puts node nn-1-j at position j, so with
+     * unequal GPU counts per node its deepest vertex can lie deeper than
+     * tree 1's (a level below 0 or past the last step would drop chunks) */
+    int H = 0;
+    for (int j = 0; j < nn; j++) {
+        int dj = 0;
+        for (int x = j; x > 0; x = (x - 1) / 2)
+            dj++;
+        for (int tree = 0; tree < 2; tree++) {
+            int k = tree ? nn - 1 - j : j;
+            int g = start[k + 1] - start[k];
+            if (dj + g - 1 > H)
+                H = dj + g - 1;
+        }
+    }
+    for (int c = 0; c < ch; c++)
+        for (int tree = 0; tree < 2; tree++)
+            for (int j = 0; j < nn; j++) {
+                int k = tree ? nn - 1 - j : j; /* node at tree position j */
+                int g = start[k + 1] - start[k], dj = 0;
+                for (int x = j; x > 0; x = (x - 1) / 2)
+                    dj++;
+#define MEMBER(node, i)                                                     \
+    t->gpu_dev[sorted[start[node] +                                         \
+                      ((i) + c * (start[(node) + 1] - start[node]) / ch) %    \
+                          (start[(node) + 1] - start[node])]]
+                for (int i = 1; i < g; i++) { /* member i hangs off i - 1 */
+                    int v = MEMBER(k, i), u = MEMBER(k, i - 1);
+                    int d = dj + i;
+                    if (!add_edge(p, v, u, H - d) ||
+                        !add_edge(p, u, v, H + d - 1))
+                        return false;
+                }
+                if (j == 0)
+                    continue;
+                int pk = tree ? nn - 1 - (j - 1) / 2 : (j - 1) / 2;
+                int head = MEMBER(k, 0), phead = MEMBER(pk, 0);
+#undef MEMBER
+                if (!add_edge(p, head, phead, H - dj) ||
+                    !add_edge(p, phead, head, H + dj - 1))
+                    return false;
+            }
+    p->steps = 2 * H - 1 + p->K;
+    /* A tree channel is one CTA reducing and forwarding: NCCL's model caps
+     * its bus bandwidth at perChMaxTreeBw x 0.92 per channel, and counts
+     * tree algorithm bandwidth as half the bus bandwidth; each channel
+     * moves its data over two trees, up and down, so each edge's flow may
+     * run at most at a quarter of that. */
+    int scale = nn <= 1 ? 0 : nn == 2 ? 1 : 2;
+    p->max_Bps = r->cal->tree_ch_Bps[scale] * r->cal->tree_factor / 4;
+    return true;
+}
+
+/* Intra-node rings of g GPUs in phases 0 and 2 (reduce-scatter, then
+ * all-gather of S/g per step). */
+static bool intra_rings(run *r, const coll_req *q, const int *sorted,
+                        const int *start, int nn, int g)
+{
+    for (int i = 0; i < 3; i += 2) {
+        phase *p = &r->ph[i];
+        p->steps = g - 1;
+        p->bytes = wire(r, q->bytes / g);
+        for (int k = 0; k < nn; k++)
+            if (!ring_edges(r, p, sorted + start[k], (int[]){0, g}, 1, 1))
+                return false;
+    }
+    return true;
+}
+
+static bool build_hier(run *r, const coll_req *q, const int *sorted,
+                       const int *start, int nn)
+{
+    topo *t = r->t;
+    int g = start[1] - start[0];
+    for (int k = 1; k < nn; k++)
+        if (start[k + 1] - start[k] != g)
+            return false; /* needs the same GPU count on every node */
+    /* intra-node reduce-scatter, then all-gather: rings inside nodes */
+    phase *ar = &r->ph[1];
+    r->nph = 3;
+    if (!intra_rings(r, q, sorted, start, nn, g))
+        return false;
+    /* inter-node ring all-reduce of S/g among the nodes, per local rank */
+    ar->steps = 2 * (nn - 1);
+    ar->bytes = wire(r, q->bytes / g / nn);
+    for (int l = 0; l < g; l++)
+        for (int k = 0; k < nn; k++) {
+            int a = t->gpu_dev[sorted[start[k] + l]];
+            int b = t->gpu_dev[sorted[start[(k + 1) % nn] + l]];
+            if (!add_edge(ar, a, b, 0))
+                return false;
+        }
+    return true;
+}
+
+static bool build_sharp(run *r, const coll_req *q, const int *sorted,
+                        const int *start, int nn)
+{
+    topo *t = r->t;
+    int g = start[1] - start[0];
+    for (int k = 1; k < nn; k++)
+        if (start[k + 1] - start[k] != g)
+            return false;
+    r->nph = 3;
+    if (!intra_rings(r, q, sorted, start, nn, g))
+        return false;
+    /* each GPU's reduced shard goes up to its switch, which returns the
+     * sum of all nodes' shards */
+    phase *p = &r->ph[1];
+    p->steps = 1;
+    p->bytes = wire(r, q->bytes / g);
+    for (int k = 0; k < nn; k++)
+        for (int l = 0; l < g; l++) {
+            int rank = sorted[start[k] + l];
+            int sw = topo_sharp_switch(t, rank);
+            int dev = t->gpu_dev[rank];
+            if (sw < 0 || !add_edge(p, dev, sw, 0) || !add_edge(p, sw, dev, 0))
+                return false;
+        }
+    return true;
+}
+
+static bool build_nvls(run *r, const coll_req *q)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int sw = topo_nearest(t, t->gpu_dev[q->ranks[0]], DEV_NVSWITCH);
+    if (sw < 0)
+        return false;
+    /* multimem.ld_reduce reads every GPU's whole buffer through the switch
+     * and multimem.st multicasts each reduced shard back: per GPU, S + S/n
+     * leave and S + S/n arrive (hence nccl-tests' (n-1)/(n+1) in-network
+     * factor); the switch's reduction runs at nvls_eff of the link */
+    p->steps = 1;
+    p->bytes = wire(r, q->bytes) * (q->n + 1) / q->n / r->cal->nvls_eff;
+    for (int i = 0; i < q->n; i++) {
+        int g = t->gpu_dev[q->ranks[i]];
+        if (!add_edge(p, g, sw, 0) || !add_edge(p, sw, g, 0))
+            return false;
+    }
+    return true;
+}
+
+static bool build_direct(run *r, const coll_req *q)
+{
+    phase *p = &r->ph[r->nph++];
+    topo *t = r->t;
+    int n = q->n;
+    p->steps = 1;
+    if (q->op == COLL_SEND_RECV) {
+        p->bytes = wire(r, q->bytes);
+        for (int i = 0; i < n; i++)
+            if (!add_edge(p, t->gpu_dev[q->ranks[i]],
+                          t->gpu_dev[q->ranks[(i + 1) % n]], 0))
+                return false;
+        return true;
+    }
+    p->bytes = wire(r, q->bytes / n);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && !add_edge(p, t->gpu_dev[q->ranks[i]],
+                                    t->gpu_dev[q->ranks[j]], 0))
+                return false;
+    return true;
+}
+
+bool coll_algo_applies(topo *t, const coll_req *q, coll_algo a)
+{
+    int first = node_of(t, q->ranks[0]);
+    bool multi = false;
+    for (int i = 1; i < q->n; i++)
+        multi |= node_of(t, q->ranks[i]) != first;
+    switch (a) {
+    case ALGO_RING:
+        return q->op == COLL_ALL_REDUCE || q->op == COLL_REDUCE_SCATTER ||
+               q->op == COLL_ALL_GATHER || q->op == COLL_BROADCAST ||
+               q->op == COLL_REDUCE;
+    case ALGO_TREE:
+    case ALGO_HIER:
+        return q->op == COLL_ALL_REDUCE && multi;
+    case ALGO_NVLS: {
+        if (q->op != COLL_ALL_REDUCE || multi || q->n < 2)
+            return false;
+        for (int i = 0; i < t->ndev; i++)
+            if (t->dev[i].kind == DEV_NVSWITCH && t->dev[i].nvls &&
+                t->dev[i].node == first)
+                return true;
+        return false;
+    }
+    case ALGO_SHARP:
+        return q->op == COLL_ALL_REDUCE && multi &&
+               topo_sharp_switch(t, q->ranks[0]) >= 0;
+    case ALGO_DIRECT:
+        return q->op == COLL_ALL_TO_ALL || q->op == COLL_SEND_RECV;
+    default:
+        return false;
+    }
+}
+
+static bool build(run *r, const coll_req *q)
+{
+    int *sorted = malloc(sizeof(int) * (size_t)q->n);
+    int *start = malloc(sizeof(int) * (size_t)(q->n + 1));
+    bool ok = sorted && start;
+    int nn = ok ? group_by_node(r->t, q, sorted, start) : -1;
+    ok = ok && nn > 0;
+    if (ok) {
+        switch (r->algo) {
+        case ALGO_RING:
+            ok = q->op == COLL_BROADCAST || q->op == COLL_REDUCE
+                     ? build_chain(r, q)
+                     : build_ring(r, q, sorted, start, nn);
+            break;
+        case ALGO_TREE:
+            ok = build_tree(r, q, sorted, start, nn);
+            break;
+        case ALGO_HIER:
+            ok = build_hier(r, q, sorted, start, nn);
+            break;
+        case ALGO_NVLS:
+            ok = build_nvls(r, q);
+            break;
+        case ALGO_SHARP:
+            ok = build_sharp(r, q, sorted, start, nn);
+            break;
+        default:
+            ok = build_direct(r, q);
+        }
+    }
+    for (int i = 0; ok && i < r->nph; i++)
+        phase_hw(r->t, &r->ph[i]);
+    free(sorted);
+    free(start);
+    return ok;
+}
+
+#ifdef LLMSIM_CHECK
+/* What an algorithm moves over all its flows, in closed form (each flow's
+ * wire bytes summed; S the request's size, n ranks), to check the phases
+ * built above against:
+ *   all-reduce, ring / tree / hierarchical: 2(n-1)S (each rank sends
+ *     2(n-1)/n of S; a tree edge carries its half of S up and down, twice
+ *     over the two trees; hierarchical sums (g-1)/g S twice inside nodes
+ *     and 2(nn-1)/nn of S/g between them to the same);
+ *   SHARP: 2nS (intra-node reduce-scatter and all-gather, and each GPU's
+ *     S/g shard up to the switch and back);
+ *   NVLS: 2(n+1)S / nvls_eff (per GPU S + S/n each way);
+ *   reduce-scatter, all-gather, all-to-all, broadcast / reduce chain:
+ *     (n-1)S;  send/recv: nS (one S per pair of the ring).
+ * All divided by the protocol's payload efficiency. */
+static double algo_bytes(const run *r, coll_op op, int n, double S)
+{
+    double b;
+    switch (r->algo) {
+    case ALGO_SHARP:
+        b = 2.0 * n * S;
+        break;
+    case ALGO_NVLS:
+        b = 2.0 * (n + 1) * S / r->cal->nvls_eff;
+        break;
+    case ALGO_DIRECT:
+        b = op == COLL_SEND_RECV ? n * S : (n - 1) * S;
+        break;
+    default: /* ring, chain, tree, hierarchical */
+        b = op == COLL_ALL_REDUCE ? 2.0 * (n - 1) * S : (n - 1) * S;
+    }
+    return b / r->cal->proto_eff[r->proto];
+}
+#endif
+
+/* A finished collective moved what its algorithm says, and every byte
+ * sent arrived. */
+static void check_moved(const run *r, int64_t now)
+{
+#ifdef LLMSIM_CHECK
+    CHECK(CHECK_EQ_REL(r->sent_bytes, r->want_bytes, 1e-9) &&
+              CHECK_EQ_REL(r->recv_bytes, r->sent_bytes, 1e-9),
+          CHECK_EVENT("%s %s %s done", coll_op_names[r->op],
+                      coll_algo_names[r->algo], coll_proto_names[r->proto]),
+          now,
+          "%s of %.17g bytes on %d ranks: flows sent %.17g bytes and "
+          "received %.17g, the algorithm moves %.17g%s",
+          coll_op_names[r->op], r->size, r->nranks, r->sent_bytes,
+          r->recv_bytes, r->want_bytes,
+          r->failed ? " (a flow could not start)" : "");
+#else
+    (void)r, (void)now;
+#endif
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static void launch_step(engine *eng, void *ctx, uint64_t arg);
+static void advance(engine *eng, void *ctx, uint64_t arg);
+
+/* Moves to the next step or phase, or finishes. */
+static void advance(engine *eng, void *ctx, uint64_t arg)
+{
+    run *r = ctx;
+    (void)arg;
+    phase *p = &r->ph[r->cur];
+    if (++r->step >= p->steps) {
+        r->step = 0;
+        r->cur++;
+    }
+    if (r->cur >= r->nph) {
+        check_moved(r, engine_now(eng));
+        engine_fn done = r->done;
+        void *dctx = r->ctx;
+        uint64_t darg = r->arg;
+        run_free(r);
+        done(eng, dctx, darg);
+        return;
+    }
+    r->step_begin_ns = engine_now(eng);
+    engine_after(eng, step_delay(r, &r->ph[r->cur]), launch_step, r, 0);
+}
+
+/* On an otherwise idle network every step of a ring phase is the same
+ * flows on the same links, so after two steps (the second shows the
+ * steady per-step time, latency included) the rest take exactly as long
+ * each: time jumps over them.  Only coll_time_alone allows it, and a test
+ * checks it against the step-by-step run. */
+static bool skip_ahead(engine *eng, run *r)
+{
+    const phase *p = &r->ph[r->cur];
+    if (!r->fast || p->K != 0 || r->step != 1 || p->steps <= 2)
+        return false;
+    int64_t per = engine_now(eng) - r->step_begin_ns;
+    int rest = p->steps - 2;
+#ifdef LLMSIM_CHECK
+    /* the skipped steps stand for their flows: every edge, every step */
+    r->sent_bytes += (double)rest * p->ne * p->bytes;
+    r->recv_bytes += (double)rest * p->ne * p->bytes;
+#endif
+    r->step += rest;
+    engine_after(eng, per * rest, advance, r, 0);
+    return true;
+}
+
+/* arg 1: a flow of the current step arrived; 0: launch_step's guard */
+static void flow_done(engine *eng, void *ctx, uint64_t arg)
+{
+    run *r = ctx;
+#ifdef LLMSIM_CHECK
+    if (arg)
+        r->recv_bytes += r->ph[r->cur].bytes;
+#else
+    (void)arg;
+#endif
+    if (--r->outstanding > 0)
+        return;
+    r->steps_done++;
+    if (!skip_ahead(eng, r))
+        advance(eng, r, 0);
+}
+
+static void launch_step(engine *eng, void *ctx, uint64_t arg)
+{
+    run *r = ctx;
+    (void)arg;
+    (void)eng;
+    const phase *p = &r->ph[r->cur];
+    int started = 0;
+    r->outstanding = 1; /* guard: flows may complete synchronously */
+    for (int i = 0; i < p->ne; i++) {
+        int c = r->step - p->e[i].level;
+        if (p->K > 0 && (c < 0 || c >= p->K))
+            continue;
+        r->outstanding++;
+        started++;
+        if (net_flow_capped(r->n, p->e[i].src, p->e[i].dst, p->bytes,
+                            (uint32_t)i, p->max_Bps, flow_done, r, 1) < 0) {
+            r->failed = true;
+            r->outstanding--;
+            continue;
+        }
+#ifdef LLMSIM_CHECK
+        r->sent_bytes += p->bytes;
+#endif
+    }
+    r->flows += started;
+    flow_done(eng, r, 0); /* drops the guard; an empty step moves on */
+}
+
+int coll_start(net *n, const coll_calib *cal, const coll_req *q,
+               engine_fn done, void *ctx, uint64_t arg, llm_err *e)
+{
+    run *r = calloc(1, sizeof *r);
+    if (!r)
+        return err_set(e, "out of memory");
+    r->n = n;
+    r->t = net_topo(n);
+    r->cal = cal;
+    r->algo = q->algo;
+    r->proto = q->proto;
+    r->done = done;
+    r->ctx = ctx;
+    r->arg = arg;
+    r->fast = q->fast;
+    r->step_begin_ns = engine_now(net_engine(n));
+    if (q->n < 2 || !coll_algo_applies(r->t, q, q->algo) || !build(r, q)) {
+        run_free(r);
+        return err_set(e, "%s with algorithm %s does not apply to these %d "
+                          "GPUs", coll_op_names[q->op],
+                       coll_algo_names[q->algo], q->n);
+    }
+#ifdef LLMSIM_CHECK
+    r->op = q->op;
+    r->nranks = q->n;
+    r->size = q->bytes;
+    r->want_bytes = algo_bytes(r, q->op, q->n, q->bytes);
+#endif
+    /* the first step's latency, plus the collective's launch */
+    int64_t base = llround(cal->base_lat_us[r->algo][r->proto] * 1e3);
+    engine_after(net_engine(n), base + step_delay(r, &r->ph[0]), launch_step,
+                 r, 0);
+    return 0;
+}
+
+/* Whether a collective's traffic crosses hardware class h (NVLink inside
+ * a node, PCI inside a node, or the network). */
+static bool uses_hw(topo *t, const coll_req *q, int h)
+{
+    int first = node_of(t, q->ranks[0]);
+    bool multi = false;
+    for (int i = 1; i < q->n; i++)
+        multi |= node_of(t, q->ranks[i]) != first;
+    if (h == HW_NET)
+        return multi;
+    int links[32];
+    int n = q->n > 1 ? topo_route(t, t->gpu_dev[q->ranks[0]],
+                                  t->gpu_dev[q->ranks[1]], 0, links, 32)
+                     : 0;
+    bool nvl = n > 0 && t->link[links[0]].kind == LINK_NVLINK;
+    return h == HW_NVLINK ? nvl : !nvl;
+}
+
+/* ---- alone on an idle network -------------------------------------------- */
+
+typedef struct alone {
+    bool done;
+} alone;
+
+static void alone_done(engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    ((alone *)ctx)->done = true;
+}
+
+/* Keeps the COLL_TOP_LINKS most utilized links, by insertion. */
+static void top_links(const topo *t, const net *n, coll_result *out)
+{
+    double T = out->time_s;
+    for (int l = 0; l < t->nlink && T > 0; l++) {
+        net_link_stats st = net_link(n, l);
+        if (st.bytes <= 0)
+            continue;
+        coll_link_use u = {l, st.bytes, st.bytes / (net_link_bw(n, l) * T),
+                           st.busy_ns * 1e-9 / T};
+        int k = out->ntop < COLL_TOP_LINKS ? out->ntop++ : COLL_TOP_LINKS;
+        if (k == COLL_TOP_LINKS && u.utilization <= out->top[k - 1].utilization)
+            continue;
+        if (k == COLL_TOP_LINKS)
+            k--;
+        while (k > 0 && out->top[k - 1].utilization < u.utilization) {
+            out->top[k] = out->top[k - 1];
+            k--;
+        }
+        out->top[k] = u;
+    }
+}
+
+net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng)
+{
+    *eng = engine_create(1024);
+    net *n = *eng ? net_create(*eng, t) : NULL;
+    if (!n) {
+        engine_destroy(*eng);
+        *eng = NULL;
+        return NULL;
+    }
+    net_scale_bw_kinds(n, cal->link_eff);
+    return n;
+}
+
+static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
+                    coll_result *out, llm_err *e)
+{
+    engine *eng;
+    net *n = coll_idle_net(t, cal, &eng);
+    if (!n)
+        return err_set(e, "out of memory");
+    alone a = {false};
+    int rc = coll_start(n, cal, q, alone_done, &a, 0, e);
+    if (rc == 0) {
+        engine_run(eng, INT64_MAX);
+        if (!a.done || engine_failed(eng))
+            rc = err_set(e, "%s did not complete (a route is missing or "
+                            "memory ran out)", coll_op_names[q->op]);
+    }
+    out->time_s = engine_now(eng) * 1e-9;
+    out->events = engine_events_run(eng);
+    out->ntop = 0;
+    if (q->links && rc == 0)
+        top_links(t, n, out);
+    out->algo = q->algo;
+    out->proto = q->proto;
+    net_destroy(n);
+    engine_destroy(eng);
+    return rc;
+}
+
+int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
+                    coll_result *out, llm_err *e)
+{
+    coll_req c = *q;
+    c.fast = !q->full && !q->links;
+    bool found = false;
+    int a0 = q->algo == ALGO_AUTO ? 0 : q->algo;
+    int a1 = q->algo == ALGO_AUTO ? ALGO_COUNT : q->algo + 1;
+    for (int a = a0; a < a1; a++) {
+        c.algo = (coll_algo)a;
+        /* NCCL has no hierarchical algorithm: auto chooses among NCCL's */
+        if (!coll_algo_applies(t, &c, c.algo) ||
+            (q->algo == ALGO_AUTO && a == ALGO_HIER))
+            continue;
+        int p0 = q->proto == PROTO_AUTO ? 0 : q->proto;
+        int p1 = q->proto == PROTO_AUTO ? PROTO_COUNT : q->proto + 1;
+        for (int p = p0; p < p1; p++) {
+            c.proto = (coll_proto)p;
+            if (q->proto == PROTO_AUTO && a == ALGO_NVLS && p != PROTO_SIMPLE)
+                continue; /* NVLS runs the Simple protocol only */
+            if (q->proto == PROTO_AUTO) {
+                bool ok = true;
+                for (int h = 0; h < HW_COUNT; h++)
+                    ok = ok && (cal->proto_ok[h][p] || !uses_hw(t, &c, h));
+                if (!ok)
+                    continue;
+            }
+            coll_result r;
+            if (simulate(t, cal, &c, &r, e))
+                return -1;
+            if (!found || r.time_s < out->time_s) {
+                *out = r;
+                found = true;
+            }
+        }
+    }
+    if (!found)
+        return err_set(e, "no algorithm applies to %s on these %d GPUs%s",
+                       coll_op_names[q->op], q->n,
+                       q->algo == ALGO_AUTO ? "" : " (try --algo auto)");
+    return 0;
+}
+
+typedef struct together {
+    int left;
+} together;
+
+static void together_done(engine *eng, void *ctx, uint64_t arg)
+{
+    (void)eng;
+    (void)arg;
+    ((together *)ctx)->left--;
+}
+
+int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
+                       int n, double *time_s, double *link_bytes, llm_err *e)
+{
+    engine *eng;
+    net *nt = coll_idle_net(t, cal, &eng);
+    if (!nt)
+        return err_set(e, "out of memory");
+    together tg = {n};
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        coll_req q = r[i];
+        q.fast = false;
+        rc = coll_start(nt, cal, &q, together_done, &tg, 0, e);
+    }
+    if (rc == 0) {
+        engine_run(eng, INT64_MAX);
+        if (tg.left != 0)
+            rc = err_set(e, "collectives did not complete");
+    }
+    *time_s = engine_now(eng) * 1e-9;
+    for (int l = 0; link_bytes && rc == 0 && l < t->nlink; l++)
+        link_bytes[l] += net_link(nt, l).bytes;
+    net_destroy(nt);
+    engine_destroy(eng);
+    return rc;
+}

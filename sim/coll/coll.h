@@ -1,0 +1,137 @@
+/* coll — NCCL-like collectives as steps of flows on the network.
+ *
+ * Algorithms: ring (all-reduce = reduce-scatter + all-gather, 2(n-1)
+ * steps of S/n per rank per channel), pipelined chain (broadcast, reduce),
+ * double binary tree (all-reduce across nodes, a chain inside each node),
+ * hierarchical (intra-node reduce-scatter, inter-node ring all-reduce per
+ * local rank, intra-node all-gather), NVLS (in-switch reduction on an
+ * NVSwitch that declares it), direct (all-to-all, send/recv).
+ * Protocols LL, LL128 and Simple change the bytes on the wire (payload
+ * efficiency) and the per-step latency.  Every figure comes from
+ * calibration data (calib/nccl-protocol.tsv, calib/links.tsv), none from
+ * constants here.  Automatic choice runs each candidate (algorithm x
+ * protocol) alone and keeps the fastest, as NCCL's tuner picks the
+ * smallest predicted time. */
+#ifndef LLMSIM_COLL_H
+#define LLMSIM_COLL_H
+
+#include <stdbool.h>
+
+#include "engine/engine.h"
+#include "base/err.h"
+#include "hw/net.h"
+#include "hw/topo.h"
+
+typedef enum {
+    COLL_ALL_REDUCE,
+    COLL_REDUCE_SCATTER,
+    COLL_ALL_GATHER,
+    COLL_BROADCAST,
+    COLL_REDUCE,
+    COLL_ALL_TO_ALL,
+    COLL_SEND_RECV,
+    COLL_OP_COUNT
+} coll_op;
+
+typedef enum {
+    ALGO_RING,
+    ALGO_TREE,
+    ALGO_HIER,
+    ALGO_NVLS,
+    ALGO_SHARP,
+    ALGO_DIRECT,
+    ALGO_COUNT,
+    ALGO_AUTO = ALGO_COUNT
+} coll_algo;
+
+typedef enum { PROTO_LL, PROTO_LL128, PROTO_SIMPLE, PROTO_COUNT,
+               PROTO_AUTO = PROTO_COUNT } coll_proto;
+
+/* hardware classes of NCCL's latency table */
+typedef enum { HW_NVLINK, HW_PCI, HW_NET, HW_COUNT } coll_hw;
+
+typedef struct coll_calib {
+    /* microseconds, NCCL tuning.cc: once per collective, and per step on
+     * each class of link */
+    double base_lat_us[ALGO_COUNT][PROTO_COUNT];
+    double hw_lat_us[HW_COUNT][ALGO_COUNT][PROTO_COUNT];
+    double proto_eff[PROTO_COUNT];        /* payload fraction on the wire */
+    bool proto_ok[HW_COUNT][PROTO_COUNT]; /* LL128 off on PCIe, ... */
+    double link_eff[LINK_KIND_COUNT];     /* achievable fraction of a link */
+    double nvls_eff;                      /* NVLS switch reduction rate */
+    double chunk_bytes;                   /* pipelining unit (chain, tree) */
+    double steps;                         /* NCCL_STEPS (buffer slots) */
+    /* NCCL's per-channel tree throughput (perChMaxTreeBws, bus bandwidth)
+     * by node-count scale 1, 2, 3+ nodes, and the tree factor 0.92 */
+    double tree_ch_Bps[3];
+    /* perChMaxRingLL128Bws: what one channel (one CTA on one SM) of a
+     * ring moves, by the same scales; the SMs a ring kernel occupies */
+    double ring_ch_Bps[3];
+    double tree_factor;
+    char source[512];
+} coll_calib;
+
+typedef struct coll_req {
+    coll_op op;
+    coll_algo algo;
+    coll_proto proto;
+    const int *ranks; /* GPU ranks of the topology, in communicator order */
+    int n;
+    double bytes; /* nccl-tests "size": whole buffer (RS/AG: whole array) */
+    bool fast;    /* set by coll_time_alone: skip identical ring steps */
+    bool full;    /* coll_time_alone: simulate every step anyway */
+    bool links;   /* coll_time_alone: report the busiest links (implies
+                     full: skipped steps would carry no bytes) */
+} coll_req;
+
+/* How busy one link was: bytes over bandwidth x time. */
+typedef struct coll_link_use {
+    int link;
+    double bytes, utilization, busy_fraction;
+} coll_link_use;
+
+#define COLL_TOP_LINKS 8
+
+typedef struct coll_result {
+    double time_s;
+    coll_algo algo;
+    coll_proto proto;
+    uint64_t events; /* engine events the simulation took */
+    /* with coll_req.links: the busiest links, most utilized first */
+    coll_link_use top[COLL_TOP_LINKS];
+    int ntop;
+} coll_result;
+
+extern const char *const coll_op_names[COLL_OP_COUNT];
+extern const char *const coll_algo_names[ALGO_COUNT + 1];
+extern const char *const coll_proto_names[PROTO_COUNT + 1];
+
+/* nccl-tests bus-bandwidth factor (doc/PERFORMANCE.md). */
+double coll_busbw_factor(coll_op op, int n);
+
+/* Whether an algorithm applies to an op on these ranks (NVLS needs an
+ * NVLS switch and one node; tree and hierarchical need several nodes). */
+bool coll_algo_applies(topo *t, const coll_req *r, coll_algo a);
+
+/* Starts a collective on a running engine/net (algo and proto must be
+ * concrete); done(eng, ctx, arg) runs when every rank has finished. */
+int coll_start(net *n, const coll_calib *cal, const coll_req *r,
+               engine_fn done, void *ctx, uint64_t arg, llm_err *e);
+
+/* An idle network on a new engine (*eng), links at their achievable
+ * bandwidth (cal->link_eff); NULL when memory ran out. */
+net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng);
+
+/* Simulates the collective alone on an idle network; with ALGO_AUTO /
+ * PROTO_AUTO, every applicable choice and keeps the fastest. */
+int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *r,
+                    coll_result *out, llm_err *e);
+
+/* Several collectives started together on one idle network (concrete
+ * algorithms and protocols, every step simulated); the time the last one
+ * finishes.  link_bytes, when not NULL ([t->nlink]), gets the bytes each
+ * link carried added to it. */
+int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
+                       int n, double *time_s, double *link_bytes, llm_err *e);
+
+#endif

@@ -1,0 +1,136 @@
+#include "cost/calib_fit.h"
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+#include <math.h>
+#include <stdlib.h>
+
+static double sigm(double x) { return 1 / (1 + exp(-x)); }
+static double logit(double p) { return log(p / (1 - p)); }
+
+/* p-norm as a smooth max of the two roofline terms (p = 8: within 9% of
+ * max() where they are equal, exact far from it) */
+static double smax(double a, double b)
+{
+    const double p = 8;
+    double m = a > b ? a : b;
+    return m * pow(pow(a / m, p) + pow(b / m, p), 1 / p);
+}
+
+double gemm_fit_time(const gemm_fit *f, const gpu_spec *g, double peak,
+                     double m, double n, double k, double flops, double bytes)
+{
+    double ec = f->emax * m / (m + f->m0) * n / (n + f->n0) * k / (k + f->k0);
+    return smax(flops / (peak * ec), bytes / (g->mem_bw_Bps * f->em)) + f->t0;
+}
+
+double mem_fit_time(const mem_fit *f, const gpu_spec *g, double bytes)
+{
+    return bytes / (g->mem_bw_Bps * f->emax * bytes / (bytes + f->b0));
+}
+
+typedef struct ctx {
+    const fit_point *p;
+    int n;
+    const gpu_spec *g;
+    double peak;
+} ctx;
+
+static void gemm_params(const gsl_vector *x, gemm_fit *f)
+{
+    f->emax = sigm(gsl_vector_get(x, 0));
+    f->m0 = exp(gsl_vector_get(x, 1));
+    f->n0 = exp(gsl_vector_get(x, 2));
+    f->k0 = exp(gsl_vector_get(x, 3));
+    f->em = sigm(gsl_vector_get(x, 4));
+    f->t0 = exp(gsl_vector_get(x, 5));
+}
+
+static int gemm_res(const gsl_vector *x, void *data, gsl_vector *r)
+{
+    const ctx *c = data;
+    gemm_fit f;
+    gemm_params(x, &f);
+    for (int i = 0; i < c->n; i++) {
+        const fit_point *p = &c->p[i];
+        double t = gemm_fit_time(&f, c->g, c->peak, p->m, p->n, p->k, p->flops,
+                                 p->bytes);
+        gsl_vector_set(r, (size_t)i, log(t / p->t_s));
+    }
+    return GSL_SUCCESS;
+}
+
+static void mem_params(const gsl_vector *x, mem_fit *f)
+{
+    f->emax = sigm(gsl_vector_get(x, 0));
+    f->b0 = exp(gsl_vector_get(x, 1));
+}
+
+static int mem_res(const gsl_vector *x, void *data, gsl_vector *r)
+{
+    const ctx *c = data;
+    mem_fit f;
+    mem_params(x, &f);
+    for (int i = 0; i < c->n; i++)
+        gsl_vector_set(r, (size_t)i,
+                       log(mem_fit_time(&f, c->g, c->p[i].bytes) / c->p[i].t_s));
+    return GSL_SUCCESS;
+}
+
+static int solve(int (*fn)(const gsl_vector *, void *, gsl_vector *),
+                 ctx *c, gsl_vector *x, llm_err *e)
+{
+    gsl_multifit_nlinear_fdf fdf = {fn, NULL, NULL, (size_t)c->n, x->size, c,
+                                    0, 0, 0};
+    gsl_multifit_nlinear_parameters prm = gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(
+        gsl_multifit_nlinear_trust, &prm, (size_t)c->n, x->size);
+    if (!w)
+        return err_set(e, "out of memory fitting %d points", c->n);
+    gsl_multifit_nlinear_init(x, &fdf, w);
+    int info;
+    int st = gsl_multifit_nlinear_driver(500, 1e-10, 1e-10, 1e-10, NULL, NULL,
+                                         &info, w);
+    gsl_vector_memcpy(x, gsl_multifit_nlinear_position(w));
+    gsl_multifit_nlinear_free(w);
+    if (st != GSL_SUCCESS && st != GSL_EMAXITER)
+        return err_set(e, "fit did not converge (%s)", gsl_strerror(st));
+    return 0;
+}
+
+int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
+             gemm_fit *out, llm_err *e)
+{
+    if (n < 7)
+        return err_set(e, "%d GEMM measurements: too few to fit 6 parameters", n);
+    ctx c = {p, n, g, peak};
+    gsl_vector *x = gsl_vector_alloc(6);
+    /* start: 80% of peak, half-efficiency at 64 along each dimension, 80%
+     * of the bandwidth, 2 us per kernel */
+    double x0[6] = {logit(0.8), log(64), log(64), log(64), logit(0.8),
+                    log(2e-6)};
+    for (int i = 0; i < 6; i++)
+        gsl_vector_set(x, (size_t)i, x0[i]);
+    int rc = solve(gemm_res, &c, x, e);
+    gemm_params(x, out);
+    out->n = n;
+    gsl_vector_free(x);
+    return rc;
+}
+
+int fit_mem(const fit_point *p, int n, const gpu_spec *g, mem_fit *out,
+            llm_err *e)
+{
+    if (n < 3)
+        return err_set(e, "%d memory-bound measurements: too few", n);
+    ctx c = {p, n, g, 0};
+    gsl_vector *x = gsl_vector_alloc(2);
+    gsl_vector_set(x, 0, logit(0.8));
+    gsl_vector_set(x, 1, log(1 << 20));
+    int rc = solve(mem_res, &c, x, e);
+    mem_params(x, out);
+    out->n = n;
+    gsl_vector_free(x);
+    return rc;
+}

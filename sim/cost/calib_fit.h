@@ -1,0 +1,45 @@
+/* calib_fit — fitting the cost model's efficiencies to measured kernel
+ * times (GSL nonlinear least squares), and tabulating the fit as the grids
+ * cost.c interpolates.
+ *
+ * GEMM:  t = smoothmax(F / (P·ec), B / (W·em)) + t0,
+ *        ec = emax · m/(m+m0) · n/(n+n0) · k/(k+k0)
+ * (a saturating efficiency in each dimension: small dimensions leave tensor
+ * cores idle; em the achieved fraction of memory bandwidth when streaming
+ * weights; t0 a fixed cost per kernel, which dominates tiny GEMMs).  Memory-bound ops (norms, activations, residual adds,
+ * embeddings): t = B / (W · e(B)), e(B) = emax · B/(B+b0), i.e. a fixed
+ * per-kernel cost b0/(W·emax) plus streaming at emax.  Residuals are
+ * log(predicted/measured), so every op weighs by its relative error. */
+#ifndef LLMSIM_CALIB_FIT_H
+#define LLMSIM_CALIB_FIT_H
+
+#include "base/err.h"
+#include "hw/gpu.h"
+
+typedef struct fit_point {
+    int op;        /* index into the caller's op names */
+    double m, n, k; /* GEMM shape; m = 0 for a memory-bound op */
+    double flops, bytes;
+    double t_s;    /* measured */
+} fit_point;
+
+typedef struct gemm_fit {
+    double emax, m0, n0, k0, em, t0;
+    int n;
+} gemm_fit;
+
+typedef struct mem_fit {
+    double emax, b0;
+    int n;
+} mem_fit;
+
+int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
+             gemm_fit *out, llm_err *e);
+int fit_mem(const fit_point *p, int n, const gpu_spec *g, mem_fit *out,
+            llm_err *e);
+
+double gemm_fit_time(const gemm_fit *f, const gpu_spec *g, double peak,
+                     double m, double n, double k, double flops, double bytes);
+double mem_fit_time(const mem_fit *f, const gpu_spec *g, double bytes);
+
+#endif

@@ -1,0 +1,284 @@
+#include "cost/cost.h"
+
+#include <gsl/gsl_interp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const kind_names[OP_KIND_COUNT] = {
+    "gemm",    "attention_prefill", "attention_decode", "norm",
+    "softmax", "elementwise",       "embedding",        "optimizer",
+    "memcpy_h2d", "memcpy_d2h"};
+
+const char *cost_kind_name(cost_kind k) { return kind_names[k]; }
+
+const char *const cost_mem_kind_names[MEM_KIND_COUNT] = {
+    "elementwise", "norm", "activation", "rope", "embedding"};
+
+void cost_calib_free(cost_calib *c)
+{
+    for (int d = 0; d < DT_COUNT; d++) {
+        free(c->gemm[d].lm);
+        free(c->gemm[d].ln);
+        free(c->gemm[d].lk);
+        free(c->gemm[d].eff);
+    }
+    for (int k = 0; k < MEM_KIND_COUNT; k++) {
+        free(c->hbm[k].lbytes);
+        free(c->hbm[k].eff);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+/* Linear interpolation at x over (xs, ys) with GSL, clamped to the ends so
+ * that values never leave the range of their neighbours. */
+static double interp1(const double *xs, const double *ys, int n, double x)
+{
+    if (n == 1 || x <= xs[0])
+        return ys[0];
+    if (x >= xs[n - 1])
+        return ys[n - 1];
+    gsl_interp *it = gsl_interp_alloc(gsl_interp_linear, (size_t)n);
+    double y = ys[0];
+    if (it && gsl_interp_init(it, xs, ys, (size_t)n) == 0)
+        y = gsl_interp_eval(it, xs, ys, x, NULL);
+    gsl_interp_free(it);
+    return y;
+}
+
+/* Trilinear in log2 space: interpolate along k for the bracketing (m, n)
+ * corners, then along n, then along m. */
+double cost_grid_eff(const cost_grid *g, double m, double n, double k)
+{
+    double x[3] = {log2(m), log2(n), log2(k)};
+    int lo[3], hi[3];
+    double w[3];
+    const double *ax[3] = {g->lm, g->ln, g->lk};
+    const int nx[3] = {g->nm, g->nn, g->nk};
+    for (int d = 0; d < 3; d++) {
+        int i = 0;
+        while (i + 1 < nx[d] && ax[d][i + 1] <= x[d])
+            i++;
+        lo[d] = i;
+        hi[d] = i + 1 < nx[d] ? i + 1 : i;
+        double span = ax[d][hi[d]] - ax[d][lo[d]];
+        w[d] = span > 0 ? (x[d] - ax[d][lo[d]]) / span : 0;
+        if (w[d] < 0)
+            w[d] = 0;
+        if (w[d] > 1)
+            w[d] = 1;
+    }
+    /* along k with GSL for each of the 4 (m, n) corners */
+    double corner[2][2];
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            int im = a ? hi[0] : lo[0], in = b ? hi[1] : lo[1];
+            const double *row = g->eff + ((size_t)im * g->nn + in) * g->nk;
+            corner[a][b] = interp1(g->lk, row, g->nk, x[2]);
+        }
+    double e0 = corner[0][0] + w[1] * (corner[0][1] - corner[0][0]);
+    double e1 = corner[1][0] + w[1] * (corner[1][1] - corner[1][0]);
+    return e0 + w[0] * (e1 - e0);
+}
+
+/* A kind without its own curve streams like an elementwise kernel. */
+static const struct cost_curve *curve(const cost_calib *c, cost_mem_kind k)
+{
+    return c->hbm[k].n ? &c->hbm[k] : &c->hbm[MEM_ELEMENTWISE];
+}
+
+double cost_hbm_eff(const cost_calib *c, cost_mem_kind k, double bytes)
+{
+    const struct cost_curve *cv = curve(c, k);
+    if (cv->n == 0)
+        return 1;
+    return interp1(cv->lbytes, cv->eff, cv->n, log2(bytes > 1 ? bytes : 1));
+}
+
+/* ---- capabilities -------------------------------------------------------- */
+
+static int check_caps(const gpu_spec *g, const cost_op *op, unsigned fb,
+                      cost_result *r, llm_err *e)
+{
+    const char *why = NULL;
+    r->dt = op->dt;
+    if (!gpu_supports_dtype(g, op->dt, &why) || g->peak_flops[op->dt] <= 0) {
+        if (!(fb & COST_FALLBACK_DTYPE))
+            return err_set(e, "%s on %s: %s (allow the fallback with "
+                              "--fallback dtype)",
+                           dtype_name(op->dt), g->name, why ? why : "no peak");
+        dtype to = gpu_has(g, GPU_CAP_BF16) ? DT_BF16 : DT_FP16;
+        snprintf(r->fallback, sizeof r->fallback,
+                 "%s -> %s: %s has %s", dtype_name(op->dt), dtype_name(to),
+                 g->name, why ? why : "no peak for it");
+        r->dt = to;
+    }
+    bool attn = op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE;
+    if (attn && op->flash && !gpu_has(g, GPU_CAP_FLASH_ATTN)) {
+        if (!(fb & COST_FALLBACK_UNFUSED))
+            return err_set(e, "FlashAttention on %s: needs sm_80 or newer "
+                              "(allow the unfused fallback with --fallback "
+                              "unfused)",
+                           g->name);
+        size_t l = strlen(r->fallback);
+        snprintf(r->fallback + l, sizeof r->fallback - l,
+                 "%sFlashAttention -> unfused attention (%s is sm_%d)",
+                 l ? "; " : "", g->name, g->sm);
+    }
+    return 0;
+}
+
+/* ---- FLOPs and bytes ---------------------------------------------------- */
+
+static double in_bytes(dtype d) { return dtype_bytes(d); }
+/* outputs of 8-bit GEMMs are written in 16-bit */
+static double out_bytes(dtype d) { return dtype_bytes(d) < 2 ? 2 : dtype_bytes(d); }
+
+static void gemm_work(const cost_op *op, dtype d, double *flops, double *bytes)
+{
+    double b = op->batch > 0 ? op->batch : 1;
+    *flops = 2 * b * op->m * op->n * op->k;
+    double wb = op->w_bytes > 0 ? op->w_bytes : in_bytes(d);
+    *bytes = b * (op->m * op->k * in_bytes(d) + op->k * op->n * wb +
+                  op->m * op->n * out_bytes(d));
+}
+
+/* FlashAttention reads Q, K, V and writes O once; the unfused path also
+ * writes the scores, reads them for softmax, writes probabilities and reads
+ * them for P·V (4 passes over b·h·q·kv values).  Causal prefill does half
+ * the score work. */
+static void attn_work(const cost_op *op, bool flash, double *flops,
+                      double *bytes)
+{
+    double b = op->batch > 0 ? op->batch : 1;
+    double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
+    double vd = op->v_head_dim > 0 ? op->v_head_dim : op->head_dim;
+    double frac = op->causal && op->kind == OP_ATTN_PREFILL ? 0.5 : 1.0;
+    *flops = 2 * b * op->heads * q * op->kv_len * (op->head_dim + vd) * frac;
+    double s = 2; /* 16-bit activations */
+    double kvs = op->kv_bytes > 0 ? op->kv_bytes : s;
+    *bytes = b * (s * q * op->heads * (op->head_dim + vd) +
+                  kvs * op->kv_len * op->kv_heads * (op->head_dim + vd));
+    if (!flash)
+        *bytes += 4 * s * b * op->heads * q * op->kv_len * frac;
+}
+
+/* ---- prediction --------------------------------------------------------- */
+
+static void note(cost_result *r, const char *fmt, const char *a, double x)
+{
+    size_t l = strlen(r->calibration);
+    snprintf(r->calibration + l, sizeof r->calibration - l, fmt, a, x);
+}
+
+int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
+                 unsigned fallbacks, cost_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (check_caps(g, op, fallbacks, r, e))
+        return -1;
+    dtype d = r->dt;
+    bool flash = op->flash && gpu_has(g, GPU_CAP_FLASH_ATTN);
+    double peak = g->peak_flops[d], bw = g->mem_bw_Bps, eff = 1;
+    switch (op->kind) {
+    case OP_GEMM: {
+        gemm_work(op, d, &r->flops, &r->bytes);
+        const cost_grid *gr = &c->gemm[d];
+        if (gr->nm == 0)
+            gr = c->gemm[DT_BF16].nm ? &c->gemm[DT_BF16] : &c->gemm[DT_FP16];
+        if (gr->nm == 0)
+            return err_set(e, "no GEMM table for %s in %s", dtype_name(d),
+                           c->dir);
+        /* a strided batch launches batch x the tiles of one GEMM, so it
+         * fills the GPU as one GEMM of batch x m rows would */
+        eff = cost_grid_eff(gr, op->m * (op->batch > 1 ? op->batch : 1),
+                            op->n, op->k);
+        note(r, "gemm.tsv %s grid", gr == &c->gemm[d] ? dtype_name(d)
+                                                        : "bf16 (nearest)", 0);
+        note(r, " (%s) -> efficiency %.3f", gr->source, eff);
+        break;
+    }
+    case OP_ATTN_PREFILL:
+    case OP_ATTN_DECODE: {
+        attn_work(op, flash, &r->flops, &r->bytes);
+        double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
+        const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
+        if (flash) {
+            /* the published fraction of peak a fused kernel reaches on long
+             * sequences, scaled down for short ones as the GEMM grid falls
+             * off along m (queries) and n (keys); K is the whole fused
+             * sweep, never short */
+            double big = 65536, kk = 16384;
+            double shape = gr->nm ? cost_grid_eff(gr, q, op->kv_len, kk) /
+                                        cost_grid_eff(gr, big, big, kk)
+                                  : 1;
+            eff = c->attn_eff * shape;
+            note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
+            note(r, " x gemm.tsv shape factor %.3f", "", shape);
+        } else {
+            /* two GEMMs per (batch, head) plus the score traffic */
+            eff = gr->nm ? cost_grid_eff(gr, q, op->kv_len, op->head_dim) : 1;
+            note(r, "gemm.tsv grid at (queries, keys, head_dim) %s", "", 0);
+        }
+        break;
+    }
+    case OP_MEMCPY_H2D:
+    case OP_MEMCPY_D2H:
+        r->bytes = op->bytes;
+        bw = gpu_pcie_Bps(g);
+        eff = c->pcie_eff > 0 ? c->pcie_eff : 1;
+        peak = INFINITY;
+        note(r, "links.tsv pcie %s efficiency %.3f", "", eff);
+        break;
+    default: {
+        double el = op->elems;
+        double per = op->kind == OP_OPTIMIZER ? 28.0 /* fp32 p,m,v r/w + grad */
+                     : op->kind == OP_EMBEDDING ? 4.0
+                     : op->kind == OP_ELEMENTWISE
+                         ? 2.0 * ((op->reads ? op->reads : 1) +
+                                  (op->writes ? op->writes : 1))
+                         : 4.0; /* norm, softmax: read + write 16-bit */
+        double fl = op->kind == OP_OPTIMIZER ? 12 : op->kind == OP_EMBEDDING
+                                                        ? 0
+                                                        : 5;
+        r->flops = fl * el;
+        r->bytes = per * el;
+        peak = g->peak_flops[DT_FP32] > 0 ? g->peak_flops[DT_FP32] : peak;
+        cost_mem_kind mk = op->kind == OP_NORM || op->kind == OP_SOFTMAX
+                               ? MEM_NORM
+                           : op->kind == OP_EMBEDDING ? MEM_EMBEDDING
+                                                      : op->mem;
+        eff = cost_hbm_eff(c, mk, r->bytes);
+        note(r, "hbm.tsv %s curve", cost_mem_kind_names[curve(c, mk) ==
+                                                        &c->hbm[mk]
+                                                    ? mk
+                                                    : MEM_ELEMENTWISE], 0);
+        note(r, " (%s)", curve(c, mk)->source, 0);
+        note(r, " at this size -> efficiency %.3f", "", eff);
+    }
+    }
+    r->compute_s = isfinite(peak) && peak > 0 ? r->flops / peak : 0;
+    r->memory_s = r->bytes / bw;
+    if ((op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE) &&
+        r->memory_s > r->compute_s) {
+        /* a memory-bound attention (decode) streams the KV cache */
+        eff = cost_hbm_eff(c, MEM_ELEMENTWISE, r->bytes);
+        note(r, "; memory-bound: hbm.tsv elementwise curve -> %.3f", "", eff);
+    }
+    double roof = r->compute_s > r->memory_s ? r->compute_s : r->memory_s;
+    r->bound = r->compute_s > r->memory_s ? "compute" : "memory";
+    if (eff <= 0 || eff > 1)
+        eff = eff <= 0 ? 1e-3 : 1;
+    r->efficiency = eff;
+    r->kernel_s = roof / eff;
+    r->launch_s = c->launch_s;
+    r->time_s = r->kernel_s + r->launch_s;
+    if (c->derived_from[0]) {
+        size_t l = strlen(r->calibration);
+        snprintf(r->calibration + l, sizeof r->calibration - l,
+                 "; tables of %s (closest calibrated architecture)",
+                 c->derived_from);
+    }
+    return 0;
+}

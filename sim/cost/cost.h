@@ -1,0 +1,120 @@
+/* cost — (op, GPU, dtype) -> duration.  Each op has its FLOPs and bytes;
+ * its kernel time is the roofline bound (FLOPs at the dtype's dense peak,
+ * bytes at the datasheet memory bandwidth, whichever is longer) divided by
+ * an efficiency interpolated from calibration tables over the op's shape,
+ * plus a kernel launch overhead.  Knows nothing of schedules. */
+#ifndef LLMSIM_COST_H
+#define LLMSIM_COST_H
+
+#include <stdbool.h>
+
+#include "base/dtype.h"
+#include "base/err.h"
+#include "hw/gpu.h"
+
+typedef enum {
+    OP_GEMM,         /* C[m x n] = A[m x k] B[k x n], `batch` of them */
+    OP_ATTN_PREFILL, /* q_len queries over kv_len keys per sequence */
+    OP_ATTN_DECODE,  /* one query per sequence over kv_len keys */
+    OP_NORM,         /* layer/RMS norm over rows x cols */
+    OP_SOFTMAX,
+    OP_ELEMENTWISE,  /* GELU, SwiGLU, residual add: reads + writes */
+    OP_EMBEDDING,    /* rows looked up, cols wide */
+    OP_OPTIMIZER,    /* Adam update of `elems` parameters */
+    OP_MEMCPY_H2D,
+    OP_MEMCPY_D2H,
+    OP_KIND_COUNT
+} cost_kind;
+
+/* Kinds of memory-bound kernels, each with its own achieved-bandwidth
+ * curve: a norm reduces across a row, an embedding gathers rows, an
+ * activation or an add streams. */
+typedef enum {
+    MEM_ELEMENTWISE, /* add, copy, triad: pure streaming */
+    MEM_NORM,        /* layer/RMS norm, softmax */
+    MEM_ACTIVATION,  /* GELU, SiLU x mul */
+    MEM_ROPE,        /* rotary embedding on q and k */
+    MEM_EMBEDDING,   /* row gather */
+    MEM_KIND_COUNT
+} cost_mem_kind;
+
+extern const char *const cost_mem_kind_names[MEM_KIND_COUNT];
+
+typedef struct cost_op {
+    cost_kind kind;
+    cost_mem_kind mem;                  /* OP_ELEMENTWISE: which curve */
+    dtype dt;
+    double m, n, k, batch;              /* GEMM; batch >= 1 */
+    double w_bytes;  /* GEMM: bytes per element of the k x n weight when it
+                        is stored narrower than dt computes (weight-only
+                        int8/int4, dequantized in the kernel); 0 = dt's */
+    int heads, kv_heads, head_dim, v_head_dim; /* attention */
+    double q_len, kv_len;
+    double kv_bytes; /* attention: bytes per cached K/V element (fp8 KV
+                        cache: 1); 0 = 16-bit */
+    bool causal, flash;
+    double elems;                       /* norm, softmax, elementwise, ... */
+    int reads, writes;                  /* elementwise operands */
+    double bytes;                       /* memcpy */
+} cost_op;
+
+/* A (m, n, k) grid of GEMM efficiency for one dtype, efficiency =
+ * roofline time / measured time, interpolated linearly in log2 space. */
+typedef struct cost_grid {
+    int nm, nn, nk;
+    double *lm, *ln, *lk; /* log2 of the axis values, ascending */
+    double *eff;          /* [im][in][ik] */
+    char source[512];
+    int line0;            /* first row's line, for the report */
+} cost_grid;
+
+typedef struct cost_calib {
+    char gpu[48];
+    char derived_from[48]; /* "" when the GPU has its own tables */
+    char dir[1024];
+    cost_grid gemm[DT_COUNT];
+    struct cost_curve {
+        int n;
+        double *lbytes, *eff; /* achieved / datasheet bandwidth */
+        char source[512];
+    } hbm[MEM_KIND_COUNT];
+    double attn_eff;              /* FlashAttention fwd: fraction of peak */
+    char attn_source[512];
+    double launch_s;
+    char launch_source[512];
+    double pcie_eff;
+} cost_calib;
+
+typedef struct cost_result {
+    double flops, bytes;
+    double compute_s, memory_s; /* roofline terms */
+    double kernel_s;            /* roofline / efficiency */
+    double launch_s;
+    double time_s;              /* kernel + launch */
+    double efficiency;
+    const char *bound;          /* "compute" or "memory" */
+    dtype dt;                   /* after any fallback */
+    char fallback[160];         /* what was substituted, "" if nothing */
+    char calibration[640];      /* the rows used */
+} cost_result;
+
+/* Fallbacks the caller allows when a GPU lacks a capability. */
+enum {
+    COST_FALLBACK_DTYPE = 1,  /* bf16 -> fp16 (V100), fp8 -> bf16/fp16 */
+    COST_FALLBACK_UNFUSED = 2 /* FlashAttention -> unfused attention */
+};
+
+const char *cost_kind_name(cost_kind k);
+
+/* Predicts one op.  Errors when the GPU lacks a capability the op needs
+ * and the matching fallback is not allowed. */
+int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
+                 unsigned fallbacks, cost_result *r, llm_err *e);
+
+/* Interpolated GEMM efficiency (exposed for tests). */
+double cost_grid_eff(const cost_grid *g, double m, double n, double k);
+double cost_hbm_eff(const cost_calib *c, cost_mem_kind k, double bytes);
+
+void cost_calib_free(cost_calib *c);
+
+#endif

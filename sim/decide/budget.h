@@ -1,0 +1,50 @@
+/* budget — what a run would cost the simulator, estimated before it starts.
+ *
+ * A plan of 10^6 GPUs and 10^4 microbatches is a typo more often than an
+ * experiment, and it would run for hours before saying so.  Commands
+ * estimate the work up front from closed forms (events of the step's
+ * schedule, events of each collective's flow-level simulation, and the
+ * flows each of them updates; memory of the topology and of the request
+ * list) and refuse a run whose estimate is over the limit unless the user
+ * passes --force.  The constants are measured on the reference machine
+ * (see budget.c); the estimate is for refusing, not for prediction. */
+#ifndef LLMSIM_BUDGET_H
+#define LLMSIM_BUDGET_H
+
+#include <stdbool.h>
+
+#include "base/err.h"
+#include "mem/mem.h"
+#include "model/model.h"
+
+typedef struct budget_est {
+    double gpus, requests;
+    double step_events; /* the engine's schedule of one step */
+    double net_events;  /* flow-level collective simulations */
+    double max_flows;   /* the most flows one network event updates */
+    double bytes;       /* the simulator's own memory */
+    double seconds;     /* wall time on the reference machine */
+} budget_est;
+
+/* Refused above these (either one). */
+#define BUDGET_MAX_SECONDS 120.0
+#define BUDGET_MAX_BYTES (8.0 * (1ull << 30))
+
+/* A topology of `nodes` nodes of ndev devices and nlink links each. */
+void budget_topology(double nodes, int ndev, int nlink, budget_est *b);
+
+/* Adds one training step of plan p of model m (dp filled in) to b;
+ * `full`: every data-parallel group on the network at once. */
+void budget_train(const model_spec *m, const mem_train *p, bool full,
+                  budget_est *b);
+
+/* Adds a serving run of `requests` requests (its events follow the
+ * engine's iterations, which batch many requests' tokens). */
+void budget_serve(double requests, budget_est *b);
+
+/* 0 if b is within the limits or force; else -1 with "what: refusing to
+ * simulate ...: about N events ..., estimated T and M; pass --force". */
+int budget_check(const budget_est *b, const char *what, bool force,
+                 llm_err *e);
+
+#endif

@@ -1,0 +1,389 @@
+#include "decide/search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/par.h"
+
+const char *const search_reason_names[SEARCH_REASONS] = {
+    "invalid plan", "model states exceed memory",
+    "activations exceed memory", "estimate failed"};
+
+typedef struct cand {
+    mem_train plan;
+    double est, bytes;
+    int kind, reason; /* its verdict (below) */
+} cand;
+
+typedef struct candv {
+    cand *c;
+    long n, cap;
+} candv;
+
+typedef struct walk {
+    const train_input *base;
+    const mem_train *tmpl;
+    int gpus, per_node;
+    search_result *out;
+    candv all;          /* every plan enumerated, in order */
+    candv fit, dropped;
+    train_result *sim;  /* the simulated ones, by rank of estimate */
+    bool *sim_ok;
+    long cursor, limit; /* par_run's next job */
+    llm_err *e;
+} walk;
+
+static int push(candv *v, llm_err *e, const mem_train *p, double est,
+                double bytes)
+{
+    if (v->n == v->cap) {
+        long cap = v->cap ? 2 * v->cap : 256;
+        cand *nc = realloc(v->c, (size_t)cap * sizeof *nc);
+        if (!nc)
+            return err_set(e, "out of memory");
+        v->c = nc;
+        v->cap = cap;
+    }
+    v->c[v->n++] = (cand){*p, est, bytes, 0, 0};
+    return 0;
+}
+
+/* What checking, fitting and estimating one plan found. */
+enum { V_FIT = SEARCH_REASONS, V_DROPPED_ESTIMATED };
+typedef struct verdict {
+    int kind;  /* a search reason, or V_FIT, or V_DROPPED_ESTIMATED (a plan
+                  memory refused, estimated to say what memory costs) */
+    int reason; /* for V_DROPPED_ESTIMATED: which memory reason */
+    double est, bytes;
+} verdict;
+
+static verdict evaluate(const walk *w, const mem_train *p)
+{
+    verdict v = {SEARCH_INVALID, 0, 0, 0};
+    llm_err e = {{0}};
+    if (mem_train_check(w->base->m, p, &e))
+        return v;
+    mem_result mr;
+    mem_train_breakdown(w->base->m, p, w->base->overhead, &mr);
+    double cap = w->base->gpu->memory_bytes;
+    train_input in = *w->base;
+    in.plan = p;
+    train_result r;
+    v.bytes = mr.total;
+    if (mr.total > cap) {
+        v.kind = mr.weights + mr.gradients + mr.optimizer > cap
+                     ? SEARCH_MODEL_STATES
+                     : SEARCH_ACTIVATIONS;
+        /* what memory costs: the refused plans, estimated, to say later
+         * which faster one came closest to fitting */
+        if (mr.total < 4 * cap && train_estimate(&in, &r, &e) == 0) {
+            v.reason = v.kind;
+            v.kind = V_DROPPED_ESTIMATED;
+            v.est = r.step_s;
+        }
+        return v;
+    }
+    if (train_estimate(&in, &r, &e)) {
+        v.kind = SEARCH_ESTIMATE;
+        return v;
+    }
+    v.kind = V_FIT;
+    v.est = r.step_s;
+    return v;
+}
+
+/* Workers send verdicts as text; %a keeps every bit of a double, so a
+ * search on N cores ranks exactly as on one. */
+static char *evaluate_job(long i, void *ctx)
+{
+    const walk *w = ctx;
+    verdict v = evaluate(w, &w->all.c[i].plan);
+    char *b = malloc(96);
+    if (b)
+        snprintf(b, 96, "%d %d %a %a", v.kind, v.reason, v.est, v.bytes);
+    return b;
+}
+
+static int evaluate_done(long i, const char *r, void *ctx)
+{
+    walk *w = ctx;
+    cand *c = &w->all.c[i];
+    char *end;
+    c->kind = (int)strtol(r, &end, 10);
+    c->reason = (int)strtol(end, &end, 10);
+    c->est = strtod(end, &end);
+    c->bytes = strtod(end, &end);
+    return 0;
+}
+
+/* One complete plan: queued; evaluated later, all at once. */
+static int consider(walk *w, const mem_train *p)
+{
+    return push(&w->all, w->e, p, 0, 0);
+}
+
+static int schedules(walk *w, mem_train *p)
+{
+    int M = p->global_batch / (p->micro_batch * p->dp);
+    p->vpp = 1;
+    p->schedule = SCHED_1F1B;
+    if (consider(w, p))
+        return -1;
+    if (p->pp == 1)
+        return 0;
+    p->schedule = SCHED_GPIPE;
+    if (consider(w, p))
+        return -1;
+    /* Megatron-LM's interleaved schedule wants M a multiple of PP */
+    int per = w->base->m->layers / p->pp;
+    for (int v = 2; v <= 8 && M % p->pp == 0; v++)
+        if (per % v == 0) {
+            p->schedule = SCHED_INTERLEAVED;
+            p->vpp = v;
+            if (consider(w, p))
+                return -1;
+        }
+    p->vpp = 1;
+    p->schedule = SCHED_1F1B;
+    return 0;
+}
+
+static int memory_choices(walk *w, mem_train *p)
+{
+    for (int z = 0; z <= 3; z++) {
+        if (z > 0 && p->dp * p->cp < 2)
+            break;
+        p->zero = z;
+        for (int rc = 0; rc < 3; rc++) {
+            p->recompute = (mem_recompute)rc;
+            if (schedules(w, p))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int batches(walk *w, mem_train *p)
+{
+    for (int mb = 1; mb <= 16; mb *= 2) {
+        if (p->global_batch % (mb * p->dp))
+            continue;
+        p->micro_batch = mb;
+        if (memory_choices(w, p))
+            return -1;
+    }
+    return 0;
+}
+
+static int shapes(walk *w)
+{
+    const model_spec *m = w->base->m;
+    mem_train p = *w->tmpl;
+    bool long_seq = p.seq_len >= 16384;
+    for (int tp = 1; tp <= w->per_node && tp <= w->gpus; tp *= 2) {
+        if (m->heads % tp || w->gpus % tp)
+            continue;
+        for (int pp = 1; pp <= m->layers && tp * pp <= w->gpus; pp++) {
+            if (m->layers % pp || (w->gpus / tp) % pp)
+                continue;
+            for (int cp = 1; cp <= (long_seq ? 8 : 1); cp *= 2) {
+                if ((w->gpus / tp / pp) % cp || p.seq_len % cp)
+                    continue;
+                int dp = w->gpus / (tp * pp * cp);
+                for (int ep = 1; ep <= (m->moe_experts ? m->moe_experts : 1);
+                     ep *= 2) {
+                    if (ep > 1 && ((dp * cp) % ep || m->moe_experts % ep))
+                        continue;
+                    p.tp = tp;
+                    p.pp = pp;
+                    p.cp = cp;
+                    p.dp = dp;
+                    p.ep = ep;
+                    p.sp = tp > 1;
+                    if (batches(w, &p))
+                        return -1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+static int by_estimate(const void *a, const void *b)
+{
+    double x = ((const cand *)a)->est, y = ((const cand *)b)->est;
+    return x < y ? -1 : x > y;
+}
+
+static int by_step(const void *a, const void *b)
+{
+    double x = ((const search_plan *)a)->r.step_s;
+    double y = ((const search_plan *)b)->r.step_s;
+    return x < y ? -1 : x > y;
+}
+
+static long next_index(void *ctx)
+{
+    walk *w = ctx;
+    return w->cursor < w->limit ? w->cursor++ : -1;
+}
+
+/* The k-th fastest estimate, simulated; its train_result travels back as
+ * hex ('+' simulated, '-' failed): workers are forks of this process, so
+ * the struct's layout is the same on both ends. */
+static char *simulate_job(long i, void *ctx)
+{
+    const walk *w = ctx;
+    train_input in = *w->base;
+    mem_train plan = w->fit.c[i].plan;
+    in.plan = &plan;
+    in.trace_path = in.timeline_path = NULL;
+    train_result r;
+    memset(&r, 0, sizeof r);
+    llm_err pe = {{0}};
+    int rc = train_simulate(&in, &r, &pe);
+    char *b = malloc(2 * sizeof r + 2);
+    if (!b)
+        return NULL;
+    b[0] = rc ? '-' : '+';
+    const unsigned char *p = (const unsigned char *)&r;
+    for (size_t k = 0; k < sizeof r; k++)
+        snprintf(b + 1 + 2 * k, 3, "%02x", p[k]);
+    return b;
+}
+
+static int simulate_done(long i, const char *s, void *ctx)
+{
+    walk *w = ctx;
+    train_result *r = &w->sim[i];
+    unsigned char *p = (unsigned char *)r;
+    if (s[0] != '+' || strlen(s) != 2 * sizeof *r + 1)
+        return 0; /* failed: left out of the ranking, as before */
+    for (size_t k = 0; k < sizeof *r; k++) {
+        unsigned v;
+        if (sscanf(s + 1 + 2 * k, "%2x", &v) != 1)
+            return 0;
+        p[k] = (unsigned char)v;
+    }
+    w->sim_ok[i] = true;
+    return 0;
+}
+
+/* The verdicts, in enumeration order: counts, and the plans that fit or
+ * were refused by memory but estimated. */
+static int tally(walk *w)
+{
+    search_result *o = w->out;
+    for (long i = 0; i < w->all.n; i++) {
+        const cand *c = &w->all.c[i];
+        o->enumerated++;
+        if (c->kind == V_FIT) {
+            o->fitted++;
+            if (push(&w->fit, w->e, &c->plan, c->est, c->bytes))
+                return -1;
+        } else if (c->kind == V_DROPPED_ESTIMATED) {
+            o->dropped[c->reason]++;
+            if (push(&w->dropped, w->e, &c->plan, c->est, c->bytes))
+                return -1;
+        } else {
+            o->dropped[c->kind]++;
+        }
+    }
+    return 0;
+}
+
+static void walk_free(walk *w)
+{
+    free(w->all.c);
+    free(w->fit.c);
+    free(w->dropped.c);
+    free(w->sim);
+    free(w->sim_ok);
+}
+
+int search_train(const train_input *base, const mem_train *tmpl,
+                 int simulate, int jobs, search_result *out, llm_err *e)
+{
+    memset(out, 0, sizeof *out);
+    int gpus = base->gpus > 0 && base->gpus < base->t->ngpu ? base->gpus
+                                                            : base->t->ngpu;
+    walk w = {.base = base, .tmpl = tmpl, .gpus = gpus,
+              .per_node = base->t->gpus_per_node, .out = out, .e = e};
+    if (tmpl->global_batch <= 0) {
+        return err_set(e, "search: a global batch is needed (--global-batch "
+                          "N)");
+    }
+    /* enumerate; check, fit and estimate every plan on `jobs` workers */
+    if (shapes(&w))
+        goto fail;
+    w.limit = w.all.n;
+    if (par_run(jobs, next_index, evaluate_job, evaluate_done, &w, e) ||
+        tally(&w))
+        goto fail;
+    if (w.fit.n > 0)
+        qsort(w.fit.c, (size_t)w.fit.n, sizeof *w.fit.c, by_estimate);
+    /* simulate the fastest estimates, also on the workers */
+    int k = w.fit.n < simulate ? (int)w.fit.n : simulate;
+    out->ranked = calloc((size_t)(k ? k : 1), sizeof *out->ranked);
+    w.sim = calloc((size_t)(k ? k : 1), sizeof *w.sim);
+    w.sim_ok = calloc((size_t)(k ? k : 1), sizeof *w.sim_ok);
+    if (!out->ranked || !w.sim || !w.sim_ok) {
+        err_set(e, "out of memory");
+        goto fail;
+    }
+    w.cursor = 0;
+    w.limit = k;
+    if (par_run(jobs, next_index, simulate_job, simulate_done, &w, e))
+        goto fail;
+    for (int i = 0; i < k; i++)
+        if (w.sim_ok[i]) {
+            search_plan *sp = &out->ranked[out->nranked++];
+            sp->plan = w.fit.c[i].plan;
+            sp->estimate_s = w.fit.c[i].est;
+            sp->r = w.sim[i];
+        }
+    qsort(out->ranked, (size_t)out->nranked, sizeof *out->ranked, by_step);
+    /* of the refused plans estimated 3% or more faster than the winner,
+     * the one closest to fitting */
+    double best = out->nranked ? out->ranked[0].estimate_s : INFINITY;
+    for (long i = 0; i < w.dropped.n; i++) {
+        const cand *c = &w.dropped.c[i];
+        if (c->est < 0.97 * best &&
+            (!out->have_dropped || c->bytes < out->fastest_dropped_bytes)) {
+            out->have_dropped = true;
+            out->fastest_dropped = c->plan;
+            out->fastest_dropped_s = c->est;
+            out->fastest_dropped_bytes = c->bytes;
+        }
+    }
+    walk_free(&w);
+    return 0;
+fail:
+    walk_free(&w);
+    search_free(out);
+    return -1;
+}
+
+void search_free(search_result *r)
+{
+    free(r->ranked);
+    memset(r, 0, sizeof *r);
+}
+
+void search_plan_name(const mem_train *p, char *buf, size_t n)
+{
+    char extra[64] = "";
+    if (p->cp > 1 || p->ep > 1)
+        snprintf(extra, sizeof extra, " x cp %d x ep %d", p->cp, p->ep);
+    char sched[48];
+    if (p->schedule == SCHED_INTERLEAVED)
+        snprintf(sched, sizeof sched, "interleaved (vpp %d)", p->vpp);
+    else
+        snprintf(sched, sizeof sched, "%s", mem_schedule_names[p->schedule]);
+    snprintf(buf, n, "tp %d x pp %d x dp %d%s, mb %d, ZeRO-%d, recompute "
+             "%s%s%s", p->tp, p->pp, p->dp, extra, p->micro_batch, p->zero,
+             mem_recompute_names[p->recompute], p->pp > 1 ? ", " : "",
+             p->pp > 1 ? sched : "");
+}

@@ -1,0 +1,551 @@
+#include "hw/net.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/check.h"
+
+#define MAX_HOPS 32
+
+typedef struct flow {
+    int path[MAX_HOPS];
+    int slot[MAX_HOPS]; /* index of this flow in each link's flow list */
+    int hops;
+    bool live, fixed;
+    double bytes, remaining, rate, new_rate, max_rate;
+    int64_t last_ns, lat_ns;
+    engine_ev ev;
+    engine_fn fn;
+    void *ctx;
+    uint64_t arg;
+    int active_idx;
+    int next_free;
+} flow;
+
+typedef struct lstate {
+    int *flows;
+    int nflows, cap;
+    int active_idx; /* in the active-link list, -1 when idle */
+    double bw, cap_rem;
+    int unfixed;
+    int64_t busy_since;
+    net_link_stats st;
+} lstate;
+
+/* Route cache: flows between the same pair repeat (every ring step, every
+ * microbatch, every collective of a plan search), and a route through a
+ * switch with many ports costs a scan of its links.  Open addressing on
+ * (src, dst, salt); kept with the topology (topo.memo), so every network
+ * built on it shares what the others routed. */
+typedef struct rentry {
+    int hops;
+    int path[MAX_HOPS];
+    int64_t lat_ns;
+} rentry;
+
+/* The probed part apart from the routes: 16 bytes a slot, so a lookup
+ * reads one cache line of keys and then its route, not a line of each
+ * route it probes past. */
+typedef struct rkey {
+    int src, dst; /* src < 0: empty */
+    uint32_t salt;
+    uint32_t at;  /* index into rcache.body */
+} rkey;
+
+typedef struct rcache {
+    rkey *key;
+    uint32_t cap, n;
+    rentry *body; /* n routes in the order they were found; room for
+                     cap / 2, the most the table holds */
+} rcache;
+
+static void rcache_free(void *p)
+{
+    rcache *c = p;
+    if (c) {
+        free(c->key);
+        free(c->body);
+    }
+    free(c);
+}
+
+struct net {
+    engine *eng;
+    rcache *routes; /* the topology's (t->memo) */
+    topo *t;
+    lstate *l;
+    int *touched, ntouched; /* links that ever held a flow (their lists) */
+    flow *f;
+    int nf_cap, free_head;
+    int *active, nactive;       /* live flows */
+    int *alinks, nalinks;       /* links with flows */
+    bool solve_pending;
+    int ncapped; /* live flows with their own rate limit */
+    double started, delivered, max_load;
+};
+
+net *net_create(engine *eng, topo *t)
+{
+    net *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->eng = eng;
+    n->t = t;
+    n->l = calloc((size_t)t->nlink, sizeof *n->l);
+    n->alinks = malloc(sizeof(int) * (size_t)(t->nlink ? t->nlink : 1));
+    n->touched = malloc(sizeof(int) * (size_t)(t->nlink ? t->nlink : 1));
+    if (!t->memo && !t->memo_free) {
+        t->memo = calloc(1, sizeof(rcache));
+        if (t->memo)
+            t->memo_free = rcache_free;
+    }
+    n->routes = t->memo_free == rcache_free ? t->memo : NULL;
+    if (!n->l || !n->alinks || !n->touched || !n->routes) {
+        net_destroy(n);
+        return NULL;
+    }
+    for (int i = 0; i < t->nlink; i++) {
+        n->l[i].bw = t->link[i].bw_Bps;
+        n->l[i].active_idx = -1;
+    }
+    n->free_head = -1;
+    return n;
+}
+
+void net_destroy(net *n)
+{
+    if (!n)
+        return;
+    if (n->l && n->touched)
+        for (int i = 0; i < n->ntouched; i++)
+            free(n->l[n->touched[i]].flows);
+    free(n->l);
+    free(n->f);
+    free(n->active);
+    free(n->alinks);
+    free(n->touched);
+    free(n);
+}
+
+static uint32_t rhash(int src, int dst, uint32_t salt)
+{
+    uint64_t x = (uint64_t)(uint32_t)src * 0x9e3779b97f4a7c15ULL ^
+                 (uint64_t)(uint32_t)dst * 0xc2b2ae3d27d4eb4fULL ^ salt;
+    x ^= x >> 29;
+    return (uint32_t)(x * 0xbf58476d1ce4e5b9ULL >> 32);
+}
+
+static bool rc_grow(rcache *c)
+{
+    uint32_t cap = c->cap ? c->cap * 2 : 1024;
+    rkey *t = malloc(sizeof *t * cap);
+    /* at most cap / 2 routes live in a table of cap slots */
+    rentry *b = realloc(c->body, sizeof *b * (cap / 2));
+    if (!t || !b) {
+        free(t);
+        if (b)
+            c->body = b;
+        return false;
+    }
+    c->body = b;
+    for (uint32_t i = 0; i < cap; i++)
+        t[i].src = -1;
+    for (uint32_t i = 0; i < c->cap; i++) {
+        if (c->key[i].src < 0)
+            continue;
+        uint32_t h = rhash(c->key[i].src, c->key[i].dst, c->key[i].salt);
+        while (t[h & (cap - 1)].src >= 0)
+            h++;
+        t[h & (cap - 1)] = c->key[i];
+    }
+    free(c->key);
+    c->key = t;
+    c->cap = cap;
+    return true;
+}
+
+/* The cached route, computing it on a miss; NULL when unreachable. */
+static const rentry *route(net *n, int src, int dst, uint32_t salt)
+{
+    rcache *c = n->routes;
+    if (c->n * 2 >= c->cap && !rc_grow(c))
+        return NULL;
+    uint32_t h = rhash(src, dst, salt);
+    for (;; h++) {
+        rkey *k = &c->key[h & (c->cap - 1)];
+        if (k->src == src && k->dst == dst && k->salt == salt)
+            return &c->body[k->at];
+        if (k->src >= 0)
+            continue;
+        rentry *r = &c->body[c->n];
+        r->hops = topo_route(n->t, src, dst, salt, r->path, MAX_HOPS);
+        if (r->hops < 0)
+            return NULL; /* not cached: the slot stays empty */
+        r->lat_ns = topo_route_lat(n->t, r->path, r->hops);
+        *k = (rkey){src, dst, salt, c->n++};
+        return r;
+    }
+}
+
+/* "nvlink gpu3->nvswitch0", for invariant messages. */
+static const char *link_name(const net *n, int link, char *buf, size_t len)
+{
+    const topo_link *L = &n->t->link[link];
+    snprintf(buf, len, "%s %s->%s", topo_link_kind_name(L->kind),
+             n->t->dev[L->src].name, n->t->dev[L->dst].name);
+    return buf;
+}
+#define LINK_NAME(n, link) link_name((n), (link), (char[128]){0}, 128)
+
+/* Sum of the current rates of the flows on a link, bytes/s. */
+static double link_rate(const net *n, int link)
+{
+    const lstate *L = &n->l[link];
+    double sum = 0;
+    for (int j = 0; j < L->nflows; j++)
+        sum += n->f[L->flows[j]].rate;
+    return sum;
+}
+
+/* A link carries at most its bandwidth (1e-9 relative: the solver's own
+ * rounding).  solved: after a rate update of that many flows; -1: after
+ * net_scale_bw. */
+static void check_capacity(const net *n, int link, double sum, int solved)
+{
+    CHECK(sum <= n->l[link].bw * (1 + 1e-9),
+          solved < 0 ? "bandwidth scale"
+                     : CHECK_EVENT("rate update of %d flows", solved),
+          engine_now(n->eng),
+          "link %s carries %.6g GB/s > capacity %.6g GB/s, %d flows",
+          LINK_NAME(n, link), sum / 1e9, n->l[link].bw / 1e9,
+          n->l[link].nflows);
+}
+
+void net_scale_bw(net *n, topo_link_kind kind, double factor)
+{
+    double f[LINK_KIND_COUNT];
+    for (int k = 0; k < LINK_KIND_COUNT; k++)
+        f[k] = k == (int)kind ? factor : -1;
+    net_scale_bw_kinds(n, f);
+}
+
+void net_scale_bw_kinds(net *n, const double factor[LINK_KIND_COUNT])
+{
+    for (int i = 0; i < n->t->nlink; i++)
+        if (factor[n->t->link[i].kind] >= 0) {
+            n->l[i].bw = n->t->link[i].bw_Bps * factor[n->t->link[i].kind];
+#ifdef LLMSIM_CHECK
+            /* flows running at the old bandwidth keep their rates until
+             * the next solve: scaling under them (net.h: call before any
+             * flow starts) would leave a link over its capacity */
+            if (n->l[i].nflows > 0)
+                check_capacity(n, i, link_rate(n, i), -1);
+#endif
+        }
+}
+
+net_link_stats net_link(const net *n, int link)
+{
+    net_link_stats s = n->l[link].st;
+    if (n->l[link].nflows > 0)
+        s.busy_ns += engine_now(n->eng) - n->l[link].busy_since;
+    return s;
+}
+
+double net_bytes_started(const net *n) { return n->started; }
+double net_bytes_delivered(const net *n) { return n->delivered; }
+int net_active_flows(const net *n) { return n->nactive; }
+double net_max_link_load(const net *n) { return n->max_load; }
+double net_flow_rate(const net *n, int id) { return n->f[id].rate; }
+engine *net_engine(const net *n) { return n->eng; }
+double net_link_bw(const net *n, int link) { return n->l[link].bw; }
+topo *net_topo(const net *n) { return n->t; }
+
+/* ---- flow storage -------------------------------------------------------- */
+
+static int flow_alloc(net *n)
+{
+    if (n->free_head < 0) {
+        int cap = n->nf_cap ? n->nf_cap * 2 : 256;
+        flow *f = realloc(n->f, sizeof *f * (size_t)cap);
+        int *a = realloc(n->active, sizeof(int) * (size_t)cap);
+        if (!f || !a) {
+            /* keep whichever grew; the old size stays valid */
+            if (f)
+                n->f = f;
+            if (a)
+                n->active = a;
+            return -1;
+        }
+        n->f = f;
+        n->active = a;
+        for (int i = cap - 1; i >= n->nf_cap; i--) {
+            n->f[i].next_free = n->free_head;
+            n->f[i].live = false;
+            n->free_head = i;
+        }
+        n->nf_cap = cap;
+    }
+    int id = n->free_head;
+    n->free_head = n->f[id].next_free;
+    return id;
+}
+
+static bool link_add(net *n, int link, int id, int *slot)
+{
+    lstate *L = &n->l[link];
+    if (L->nflows == L->cap) {
+        int cap = L->cap ? L->cap * 2 : 4;
+        int *p = realloc(L->flows, sizeof(int) * (size_t)cap);
+        if (!p)
+            return false;
+        if (!L->flows)
+            n->touched[n->ntouched++] = link;
+        L->flows = p;
+        L->cap = cap;
+    }
+    if (L->nflows == 0) {
+        L->busy_since = engine_now(n->eng);
+        L->active_idx = n->nalinks;
+        n->alinks[n->nalinks++] = link;
+    }
+    *slot = L->nflows;
+    L->flows[L->nflows++] = id;
+    return true;
+}
+
+static void link_remove(net *n, int link, int slot)
+{
+    lstate *L = &n->l[link];
+    int moved = L->flows[--L->nflows];
+    if (slot != L->nflows) {
+        L->flows[slot] = moved;
+        flow *m = &n->f[moved];
+        for (int k = 0; k < m->hops; k++)
+            if (m->path[k] == link) {
+                m->slot[k] = slot;
+                break;
+            }
+    }
+    if (L->nflows == 0) {
+        L->st.busy_ns += engine_now(n->eng) - L->busy_since;
+        int last = n->alinks[--n->nalinks];
+        n->alinks[L->active_idx] = last;
+        n->l[last].active_idx = L->active_idx;
+        L->active_idx = -1;
+    }
+}
+
+/* ---- max-min solve ------------------------------------------------------- */
+
+/* Progressive filling: the link with the smallest fair share fixes the
+ * rate of its unfixed flows; all links at that same share are settled in
+ * one pass (symmetric patterns such as a ring step settle at once). */
+static void maxmin(net *n)
+{
+    for (int i = 0; i < n->nalinks; i++) {
+        lstate *L = &n->l[n->alinks[i]];
+        L->cap_rem = L->bw;
+        L->unfixed = L->nflows;
+    }
+    for (int i = 0; i < n->nactive; i++)
+        n->f[n->active[i]].fixed = false;
+    int left = n->nactive;
+    while (left > 0) {
+        double smin = INFINITY;
+        for (int i = 0; i < n->nalinks; i++) {
+            const lstate *L = &n->l[n->alinks[i]];
+            if (L->unfixed > 0 && L->cap_rem / L->unfixed < smin)
+                smin = L->cap_rem / L->unfixed;
+        }
+        if (n->ncapped > 0) /* a flow's own limit acts as a private link */
+            for (int i = 0; i < n->nactive; i++) {
+                const flow *f = &n->f[n->active[i]];
+                if (!f->fixed && f->max_rate > 0 && f->max_rate < smin)
+                    smin = f->max_rate;
+            }
+        if (smin < 0)
+            smin = 0;
+        double limit = smin * (1 + 1e-12);
+        for (int i = 0; n->ncapped > 0 && i < n->nactive; i++) {
+            flow *f = &n->f[n->active[i]];
+            if (f->fixed || f->max_rate <= 0 || f->max_rate > limit)
+                continue;
+            f->fixed = true;
+            f->new_rate = smin;
+            left--;
+            for (int k = 0; k < f->hops; k++) {
+                n->l[f->path[k]].cap_rem -= smin;
+                n->l[f->path[k]].unfixed--;
+            }
+        }
+        for (int i = 0; i < n->nalinks; i++) {
+            lstate *L = &n->l[n->alinks[i]];
+            if (L->unfixed == 0 || L->cap_rem / L->unfixed > limit)
+                continue;
+            for (int j = 0; j < L->nflows; j++) {
+                flow *f = &n->f[L->flows[j]];
+                if (f->fixed)
+                    continue;
+                f->fixed = true;
+                f->new_rate = smin;
+                left--;
+                for (int k = 0; k < f->hops; k++) {
+                    lstate *K = &n->l[f->path[k]];
+                    K->cap_rem -= smin;
+                    K->unfixed--;
+                }
+            }
+        }
+    }
+}
+
+static void check_load(net *n)
+{
+    for (int i = 0; i < n->nalinks; i++) {
+        const lstate *L = &n->l[n->alinks[i]];
+        double sum = link_rate(n, n->alinks[i]);
+        double load = sum / L->bw;
+        if (load > n->max_load)
+            n->max_load = load;
+        /* no link ever carries more than its bandwidth */
+        check_capacity(n, n->alinks[i], sum, n->nactive);
+        LLM_ASSERT(load <= 1 + 1e-9);
+    }
+}
+
+static void on_bytes_done(engine *eng, void *ctx, uint64_t arg);
+
+static void solve(engine *eng, void *ctx, uint64_t arg)
+{
+    net *n = ctx;
+    (void)arg;
+    n->solve_pending = false;
+    int64_t now = engine_now(eng);
+    for (int i = 0; i < n->nactive; i++) {
+        flow *f = &n->f[n->active[i]];
+        f->remaining -= f->rate * (double)(now - f->last_ns) * 1e-9;
+        if (f->remaining < 0)
+            f->remaining = 0;
+        f->last_ns = now;
+    }
+    maxmin(n);
+    for (int i = 0; i < n->nactive; i++) {
+        int id = n->active[i];
+        flow *f = &n->f[id];
+        if (f->new_rate == f->rate && f->ev.idx != UINT32_MAX)
+            continue; /* unchanged: its completion stands */
+        f->rate = f->new_rate;
+        engine_cancel(eng, f->ev);
+        int64_t dt = f->rate > 0 ? (int64_t)ceil(f->remaining / f->rate * 1e9)
+                                 : INT64_MAX / 4;
+        f->ev = engine_after(eng, dt, on_bytes_done, n, (uint64_t)id);
+    }
+    check_load(n);
+}
+
+static void want_solve(net *n)
+{
+    if (n->solve_pending)
+        return;
+    n->solve_pending = true;
+    engine_after(n->eng, 0, solve, n, 0);
+}
+
+#ifdef LLMSIM_CHECK
+/* A flow ends with exactly its bytes delivered: what the rates drained
+ * since its start equals its size.  Its end was rounded up to a whole
+ * nanosecond, so the rate may have drained up to rate x 1 ns more; the
+ * rest is rounding, 1e-9 of the size. */
+static void check_delivered(const net *n, int id)
+{
+    const flow *f = &n->f[id];
+    int64_t now = engine_now(n->eng);
+    double left = f->remaining - f->rate * (double)(now - f->last_ns) * 1e-9;
+    double tol = 1e-9 * f->bytes;
+    CHECK(left <= tol && -left <= f->rate * 1e-9 + tol,
+          CHECK_EVENT("flow %d done", id), now,
+          "flow %d %s->%s over %d links delivered %.17g bytes of its %.17g "
+          "(off by %+.3g, rate %.6g GB/s)",
+          id, n->t->dev[n->t->link[f->path[0]].src].name,
+          n->t->dev[n->t->link[f->path[f->hops - 1]].dst].name, f->hops,
+          f->bytes - left, f->bytes, -left, f->rate / 1e9);
+}
+#endif
+
+static void on_bytes_done(engine *eng, void *ctx, uint64_t arg)
+{
+    net *n = ctx;
+    int id = (int)arg;
+    flow *f = &n->f[id];
+#ifdef LLMSIM_CHECK
+    check_delivered(n, id);
+#endif
+    for (int k = 0; k < f->hops; k++) {
+        n->l[f->path[k]].st.bytes += f->bytes;
+        link_remove(n, f->path[k], f->slot[k]);
+    }
+    int last = n->active[--n->nactive];
+    n->active[f->active_idx] = last;
+    n->f[last].active_idx = f->active_idx;
+    n->delivered += f->bytes;
+    n->ncapped -= f->max_rate > 0;
+    f->live = false;
+    /* an idle network has delivered every byte it was given */
+    CHECK(n->nactive > 0 || CHECK_EQ_REL(n->started, n->delivered, 1e-9),
+          CHECK_EVENT("flow %d done", id), engine_now(eng),
+          "the network is idle after %.17g bytes started but %.17g "
+          "delivered", n->started, n->delivered);
+    engine_after(eng, f->lat_ns, f->fn, f->ctx, f->arg);
+    f->next_free = n->free_head;
+    n->free_head = id;
+    want_solve(n);
+}
+
+int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
+             engine_fn done, void *ctx, uint64_t arg)
+{
+    return net_flow_capped(n, src, dst, bytes, salt, 0, done, ctx, arg);
+}
+
+int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
+                    double max_Bps, engine_fn done, void *ctx, uint64_t arg)
+{
+    const rentry *rt = route(n, src, dst, salt);
+    if (!rt)
+        return -1;
+    int hops = rt->hops;
+    const int *path = rt->path;
+    int64_t lat = rt->lat_ns;
+    n->started += bytes;
+    if (bytes <= 0 || hops == 0) { /* nothing to share: only latency */
+        n->delivered += bytes;
+        engine_after(n->eng, lat, done, ctx, arg);
+        return 0;
+    }
+    int id = flow_alloc(n);
+    if (id < 0)
+        return -1;
+    flow *f = &n->f[id];
+    f->hops = hops;
+    memcpy(f->path, path, sizeof(int) * (size_t)hops);
+    for (int k = 0; k < hops; k++)
+        if (!link_add(n, path[k], id, &f->slot[k]))
+            return -1;
+    f->live = true;
+    f->bytes = f->remaining = bytes;
+    f->rate = 0;
+    f->last_ns = engine_now(n->eng);
+    f->lat_ns = lat;
+    f->ev = (engine_ev){UINT32_MAX, 0};
+    f->max_rate = max_Bps;
+    n->ncapped += max_Bps > 0;
+    f->fn = done;
+    f->ctx = ctx;
+    f->arg = arg;
+    f->active_idx = n->nactive;
+    n->active[n->nactive++] = id;
+    want_solve(n);
+    return id;
+}

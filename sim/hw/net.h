@@ -1,0 +1,61 @@
+/* net — flow-level network.  Each transfer is a flow along its route;
+ * concurrent flows share every link max-min fairly (progressive filling,
+ * as SimGrid's lmm), recomputed once per instant at which flows start or
+ * end, never per packet.  A flow's bytes drain at its rate; its callback
+ * runs one route latency after the last byte left (store-and-forward of
+ * the tail only).  Every link records the bytes it carried and the time it
+ * was busy, so utilization is an output. */
+#ifndef LLMSIM_NET_H
+#define LLMSIM_NET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "base/err.h"
+#include "hw/topo.h"
+
+typedef struct net net;
+
+typedef struct net_link_stats {
+    double bytes;    /* carried so far (completed flows) */
+    int64_t busy_ns; /* time with at least one flow */
+} net_link_stats;
+
+net *net_create(engine *eng, topo *t);
+void net_destroy(net *n);
+
+/* Starts a flow of `bytes` from device src to dst; done(eng, ctx, arg) runs
+ * when the last byte has arrived.  `salt` varies the ECMP path.  Returns
+ * the flow id, or -1 when dst is unreachable or memory runs out. */
+int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
+             engine_fn done, void *ctx, uint64_t arg);
+
+/* As net_flow, with the flow's own rate limited to max_Bps (a kernel's
+ * per-channel throughput, say); 0 = no limit. */
+int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
+                    double max_Bps, engine_fn done, void *ctx, uint64_t arg);
+
+/* Scales every link's bandwidth of a kind (protocol efficiency); call
+ * before any flow starts. */
+void net_scale_bw(net *n, topo_link_kind kind, double factor);
+/* The same for every kind at once (one pass over the links); a negative
+ * factor leaves that kind as it is. */
+void net_scale_bw_kinds(net *n, const double factor[LINK_KIND_COUNT]);
+
+net_link_stats net_link(const net *n, int link);
+double net_bytes_started(const net *n);
+double net_bytes_delivered(const net *n);
+int net_active_flows(const net *n);
+/* Largest ratio (sum of flow rates / bandwidth) over links seen by any
+ * solve so far: never above 1 (+ rounding). */
+double net_max_link_load(const net *n);
+/* A link's bandwidth after net_scale_bw, bytes/s. */
+double net_link_bw(const net *n, int link);
+engine *net_engine(const net *n);
+topo *net_topo(const net *n);
+
+/* Current rate of a flow (bytes/s), for tests. */
+double net_flow_rate(const net *n, int flow);
+
+#endif

@@ -1,0 +1,161 @@
+/* topo — the cluster as a graph: GPUs, NVSwitches, PCIe switches, CPU root
+ * complexes, NICs and network switches, joined by directed links with a
+ * bandwidth (bytes/s, per direction) and a latency.  Built from a node-type
+ * file (topologies/dgx-h100.cfg ...) times N nodes joined by a fabric
+ * (single switch, rail-optimized, two-level fat tree).  Routes are shortest
+ * paths; among equal-cost next hops a hash of (src, dst, salt) picks one
+ * (ECMP).  GPUs never forward traffic; with p2p off, GPU-to-GPU traffic
+ * stages through host memory, and without GPUDirect RDMA so does traffic
+ * to the network. */
+#ifndef LLMSIM_TOPO_H
+#define LLMSIM_TOPO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hw/gpu.h"
+
+typedef enum {
+    DEV_GPU,
+    DEV_NVSWITCH,
+    DEV_PCIE_SWITCH,
+    DEV_CPU,
+    DEV_NIC,
+    DEV_SWITCH, /* network leaf / spine / rail switch */
+    DEV_KIND_COUNT
+} topo_dev_kind;
+
+typedef enum {
+    LINK_NVLINK,
+    LINK_PCIE,
+    LINK_SOCKET,
+    LINK_NETWORK,
+    LINK_KIND_COUNT
+} topo_link_kind;
+
+typedef enum { FABRIC_RAIL, FABRIC_SINGLE, FABRIC_FAT_TREE } topo_fabric;
+
+typedef struct topo_dev {
+    char name[40];
+    topo_dev_kind kind;
+    int node;   /* -1 for network switches */
+    int local;  /* index among its kind in the node */
+    bool nvls;  /* NVSwitch with in-network reduction */
+    int first_out, n_out; /* outgoing links: out_links[first_out ...] */
+} topo_dev;
+
+typedef struct topo_link {
+    int src, dst;
+    topo_link_kind kind;
+    double bw_Bps;
+    int64_t lat_ns;
+} topo_link;
+
+/* Link and device templates of one node, as read from its file. */
+typedef struct topo_devspec {
+    char name[32];
+    topo_dev_kind kind;
+    int count;
+    bool nvls;
+    char model[48];
+} topo_devspec;
+
+typedef enum { MAP_ALL, MAP_BLOCK, MAP_ONE, MAP_PAIRS, MAP_CHAIN } topo_map;
+
+typedef struct topo_linkspec {
+    int a, b; /* indices into devspec */
+    topo_map map;
+    topo_link_kind kind;
+    double bw_Bps;
+    int64_t lat_ns;
+    int line; /* for messages */
+} topo_linkspec;
+
+#define TOPO_MAX_SPECS 16
+
+typedef struct topo_fabricspec {
+    topo_fabric kind;
+    int64_t switch_lat_ns;
+    double oversubscription;
+    int leaf_ports; /* fat tree: NIC ports per leaf */
+    bool sharp;
+    /* spine choice: by destination port (InfiniBand subnet managers'
+     * d-mod-k fat-tree routing, the default) or by a flow hash (ECMP) */
+    bool ecmp;
+} topo_fabricspec;
+
+/* A node type: what a node file holds. */
+typedef struct topo_nodespec {
+    char name[64], display[128], source[1024], path[1024];
+    int links_line; /* where the links list starts, for messages */
+    topo_devspec dev[TOPO_MAX_SPECS];
+    int ndev;
+    topo_linkspec link[TOPO_MAX_SPECS * 2];
+    int nlink;
+    double nic_bw_Bps;
+    int64_t nic_lat_ns;
+    bool gpudirect, p2p;
+    topo_fabricspec fabric;
+} topo_nodespec;
+
+/* Link bandwidths an experiment puts in place of the node file's, to ask
+ * what a faster (or slower) link would buy; 0 keeps the file's figure.
+ * nvlink_GBps and pcie_GBps are per direction and apply to every link of
+ * that kind in a node; nic_gbps is each NIC's line rate. */
+typedef struct topo_net {
+    double nvlink_GBps, pcie_GBps, nic_gbps;
+} topo_net;
+
+void topo_net_apply(topo_nodespec *spec, const topo_net *net);
+
+typedef struct topo {
+    char name[96];
+    topo_nodespec spec;
+    topo_fabricspec fabric;
+    const gpu_spec *gpu; /* every GPU is of this model */
+    int nodes, gpus_per_node;
+    topo_dev *dev;
+    int ndev;
+    topo_link *link;
+    int nlink;
+    int *out_links; /* CSR adjacency */
+    int *gpu_dev;   /* device index of global GPU rank r */
+    int ngpu;
+    int nics_per_node;
+    /* routing cache: hop distance to each destination device, lazily */
+    int **dist_to;
+    /* a memo the layer above keeps with the graph (net.c's route cache:
+     * routes depend on the graph alone, and every collective simulated on
+     * it asks for the same ones); memo_free(memo) runs in topo_destroy */
+    void *memo;
+    void (*memo_free)(void *memo);
+} topo;
+
+/* Builds the graph for `nodes` copies of the node type joined by `fabric`
+ * (fabric is ignored for one node).  Returns NULL with a message on
+ * failure (an unreachable GPU, a link to an unknown device...). */
+topo *topo_build(const topo_nodespec *spec, const gpu_spec *gpu, int nodes,
+                 const topo_fabricspec *fabric, char *why, int why_len);
+void topo_destroy(topo *t);
+
+/* The links of a route from device src to device dst (at most max), or -1
+ * when unreachable.  `salt` varies the ECMP choice between flows. */
+int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max);
+
+/* Sum of one-way latencies along a route. */
+int64_t topo_route_lat(const topo *t, const int *links, int n);
+
+const char *topo_dev_kind_name(topo_dev_kind k);
+const char *topo_link_kind_name(topo_link_kind k);
+
+/* The switch that reduces in the network for a GPU's rail (SHARP): its
+ * rail or leaf switch, or spine 0 when there are several leaves; -1 when
+ * the fabric does not reduce. */
+int topo_sharp_switch(topo *t, int gpu_rank);
+
+/* The NIC nearest a GPU (fewest hops), or -1. */
+int topo_gpu_nic(topo *t, int gpu_rank);
+/* The CPU nearest a device, or -1. */
+int topo_nearest(topo *t, int dev, topo_dev_kind kind);
+
+#endif

@@ -1,0 +1,662 @@
+#include "mem/mem.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+
+const char *const mem_optimizer_names[OPT_COUNT] = {
+    "adam", "adamw", "sgd", "sgd-momentum", "adafactor", "adam-8bit"};
+const char *const mem_recompute_names[3] = {"none", "selective", "full"};
+const char *const mem_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
+
+void mem_train_defaults(mem_train *p)
+{
+    *p = (mem_train){
+        .tp = 1, .pp = 1, .dp = 1, .cp = 1, .ep = 1, .vpp = 1,
+        .micro_batch = 1, .global_batch = 0, .seq_len = 2048,
+        .recompute = RECOMPUTE_NONE, .zero = 0, .schedule = SCHED_1F1B,
+        .precision = DT_BF16, .optimizer = OPT_ADAMW, .flash_attn = true,
+        /* PyTorch DDP's default bucket_cap_mb = 25 */
+        .bucket_bytes = 25.0 * MiB, .moe_imbalance = 1.0,
+    };
+}
+
+void mem_infer_defaults(mem_infer *p, const model_spec *m)
+{
+    *p = (mem_infer){
+        .tp = 1, .pp = 1, .batch = 1, .context = m->max_seq,
+        .weight_dtype = m->weight_dtype, .kv_dtype = DT_COUNT,
+        /* vLLM defaults: block_size 16; chunked-prefill token budget 8192 */
+        .block_size = 16, .max_batched_tokens = 8192, .quant_group = 128,
+    };
+}
+
+void mem_overhead_defaults(mem_overhead *o)
+{
+    *o = (mem_overhead){
+        /* CUDA context with cuBLAS/cuDNN handles: ~0.3-0.6 GiB on
+         * Ampere/Hopper with CUDA 12 (what nvidia-smi shows for an idle
+         * PyTorch process); stated, override with --cuda-context-gib */
+        .cuda_context_bytes = 0.5 * GiB,
+        /* NCCL: NCCL_BUFFSIZE 4 MiB x 2 directions x 16 channels */
+        .nccl_bytes_per_group = 128.0 * MiB,
+        .reserve_frac = 0.05,
+    };
+}
+
+int mem_train_gpus(const mem_train *p) { return p->tp * p->pp * p->dp * p->cp; }
+
+static int microbatches(const mem_train *p)
+{
+    if (p->global_batch <= 0)
+        return p->pp;
+    return p->global_batch / (p->micro_batch * p->dp);
+}
+
+/* ---- plan checks ------------------------------------------------------ */
+
+static int check_tp(const model_spec *m, int tp, llm_err *e)
+{
+    if (m->heads % tp != 0)
+        return err_set(e, "--tp %d does not divide the %d attention heads of "
+                          "%s (expected a divisor of %d)",
+                       tp, m->heads, m->name, m->heads);
+    if (!m->mla && m->kv_heads % tp != 0 && tp % m->kv_heads != 0)
+        return err_set(e, "--tp %d and the %d KV heads of %s: a KV head "
+                          "cannot be split (expected tp dividing %d or a "
+                          "multiple of it)",
+                       tp, m->kv_heads, m->name, m->kv_heads);
+    return 0;
+}
+
+int mem_train_check(const model_spec *m, const mem_train *p, llm_err *e)
+{
+    if (check_tp(m, p->tp, e))
+        return -1;
+    if (p->lora_rank < 0)
+        return err_set(e, "--lora-rank %d is negative (expected 0 for full "
+                          "training or a LoRA rank such as 8, 16, 64)",
+                       p->lora_rank);
+    if (m->layers % p->pp != 0)
+        return err_set(e, "--pp %d does not divide the %d layers of %s "
+                          "(expected a divisor of %d)",
+                       p->pp, m->layers, m->name, m->layers);
+    if (p->schedule == SCHED_INTERLEAVED) {
+        if (p->pp < 2)
+            return err_set(e, "--schedule interleaved needs --pp >= 2");
+        if ((m->layers / p->pp) % p->vpp != 0)
+            return err_set(e, "--vpp %d does not divide the %d layers per "
+                              "stage (expected a divisor)",
+                           p->vpp, m->layers / p->pp);
+    } else if (p->vpp != 1) {
+        return err_set(e, "--vpp %d needs --schedule interleaved", p->vpp);
+    }
+    if (p->seq_len % p->cp != 0)
+        return err_set(e, "--cp %d does not divide --seq-len %d", p->cp,
+                       p->seq_len);
+    if (p->ep > 1) {
+        if (m->moe_experts == 0)
+            return err_set(e, "--ep %d: %s has no experts (expected --ep 1)",
+                           p->ep, m->name);
+        if (m->moe_experts % p->ep != 0)
+            return err_set(e, "--ep %d does not divide the %d experts",
+                           p->ep, m->moe_experts);
+        if ((p->dp * p->cp) % p->ep != 0)
+            return err_set(e, "--ep %d must divide dp x cp = %d (experts are "
+                              "sharded inside the data-parallel group)",
+                           p->ep, p->dp * p->cp);
+    }
+    if (p->zero > 0 && p->dp * p->cp == 1)
+        return err_set(e, "--zero %d shards over data-parallel ranks, but "
+                          "dp = 1 (expected --dp > 1 or --zero 0)",
+                       p->zero);
+    if (p->global_batch > 0 &&
+        p->global_batch % (p->micro_batch * p->dp) != 0)
+        return err_set(e, "--global-batch %d is not a multiple of "
+                          "micro-batch x dp = %d",
+                       p->global_batch, p->micro_batch * p->dp);
+    return 0;
+}
+
+int mem_infer_check(const model_spec *m, const mem_infer *p, llm_err *e)
+{
+    if (check_tp(m, p->tp, e))
+        return -1;
+    if (p->pp > m->layers)
+        return err_set(e, "--pp %d exceeds the %d layers of %s", p->pp,
+                       m->layers, m->name);
+    return 0;
+}
+
+/* ---- bytes per parameter ---------------------------------------------- */
+
+double mem_weight_bytes_per_param(dtype precision)
+{
+    switch (precision) {
+    case DT_FP32:
+    case DT_TF32:
+        return 4;
+    case DT_FP8:
+        /* Transformer Engine keeps bf16 weights and caches their FP8 cast */
+        return 3;
+    default:
+        return 2;
+    }
+}
+
+double mem_grad_bytes_per_param(const mem_train *p)
+{
+    return p->grad_fp32 ? 4 : (mem_weight_bytes_per_param(p->precision) == 4
+                                   ? 4
+                                   : 2);
+}
+
+double mem_optimizer_bytes_per_param(const mem_train *p)
+{
+    /* an fp32 master copy whenever the weights are not fp32 (ZeRO §3.1) */
+    double master = mem_weight_bytes_per_param(p->precision) == 4 ? 0 : 4;
+    switch (p->optimizer) {
+    case OPT_ADAM:
+    case OPT_ADAMW:
+        return master + 8; /* fp32 momentum + variance */
+    case OPT_SGD:
+        return master;
+    case OPT_SGD_MOMENTUM:
+        return master + 4;
+    case OPT_ADAM8BIT:
+        /* bitsandbytes: two 8-bit states, one fp32 absmax per 2048-block
+         * per state (Dettmers et al. 2022) */
+        return master + 2 + 2 * 4.0 / 2048;
+    case OPT_ADAFACTOR:
+    case OPT_COUNT:
+        break;
+    }
+    return master; /* adafactor's factored state is added per tensor */
+}
+
+/* Adafactor (Shazeer & Stern 2018) without momentum (beta1 = None, the
+ * default): a row and a column fp32 accumulator per matrix, a full one per
+ * vector.  Per GPU the tensor's share of rows+cols is taken in proportion
+ * to its share of elements. */
+static double adafactor_state_bytes(const model_tensor *t, double numel_gpu)
+{
+    double numel = model_tensor_numel(t);
+    if (t->cols == 1)
+        return 4.0 * numel_gpu;
+    return 4.0 * (double)(t->rows + t->cols) * (double)t->copies *
+           (numel_gpu / numel);
+}
+
+/* ---- LoRA ------------------------------------------------------------- */
+
+/* Which linears get adapters: every projection of the attention (for MLA
+ * its down- and up-projections too) and the MLP of a dense layer (Hu et
+ * al. adapted W_q and W_v; QLoRA, Dettmers et al. 2023, showed that every
+ * linear layer is needed to match full fine-tuning, and it is the usual
+ * recipe).  An MoE layer adapts its attention only: adapters on every
+ * routed expert would multiply them by the expert count, and its shared
+ * experts are left alike; the router stays frozen. */
+static bool lora_adapted(const model_spec *m, int layer, const model_tensor *t)
+{
+    if (!t->matmul || t->cols == 1)
+        return false;
+    if (t->group == TG_ATTN)
+        return true;
+    return t->group == TG_MLP &&
+           !(m->moe_experts > 0 && layer >= m->moe_dense_layers);
+}
+
+/* Linears a tensor holds: SwiGLU's gate and up projections are fused in
+ * one tensor of 2f columns, but each has its own adapters. */
+static double lora_parts(const model_spec *m, const model_tensor *t)
+{
+    return m->mlp == MLP_SWIGLU && t->group == TG_MLP &&
+                   strcmp(t->name, "gate_up") == 0
+               ? 2
+               : 1;
+}
+
+/* Rows are a linear's inputs and columns its outputs (model.c), so each
+ * of its `parts` linears has r·(in + out/parts) adapter parameters.  On a
+ * GPU both factors are sharded like the tensor, as NeMo's
+ * ParallelLinearAdapter does (A split over r beside a column-parallel
+ * linear, over its inputs beside a row-parallel one; B over its outputs).
+ * PEFT's Megatron backend keeps one factor whole instead: r·in or r·out
+ * more per linear, a few times the adapters at TP 8 but still under 1%
+ * of the frozen weights; not modelled. */
+double mem_lora_tensor_params(const model_spec *m, int r, int layer,
+                              const model_tensor *t, int tp, int ep)
+{
+    if (r <= 0 || !lora_adapted(m, layer, t))
+        return 0;
+    double parts = lora_parts(m, t);
+    double full = (double)r * parts *
+                  ((double)t->rows + (double)t->cols / parts) *
+                  (double)t->copies;
+    return full * model_tensor_numel_per_gpu(m, t, tp, ep) /
+           model_tensor_numel(t);
+}
+
+/* Adafactor's factored state of the adapters: A (in x r) and B (r x out)
+ * are matrices, a row and a column accumulator each, sharded like them. */
+static double lora_adafactor_bytes(const model_spec *m, int r, int layer,
+                                   const model_tensor *t, int tp, int ep)
+{
+    if (r <= 0 || !lora_adapted(m, layer, t))
+        return 0;
+    double parts = lora_parts(m, t);
+    double acc = 4.0 * parts *
+                 ((double)t->rows + (double)t->cols / parts + 2.0 * r) *
+                 (double)t->copies;
+    return acc * model_tensor_numel_per_gpu(m, t, tp, ep) /
+           model_tensor_numel(t);
+}
+
+double mem_lora_params_total(const model_spec *m, int r)
+{
+    model_tensor t[MODEL_MAX_TENSORS];
+    double sum = 0;
+    for (int l = 0; l < m->layers; l++) {
+        int n = model_layer_tensors(m, l, t);
+        for (int i = 0; i < n; i++)
+            sum += mem_lora_tensor_params(m, r, l, &t[i], 1, 1);
+    }
+    return sum;
+}
+
+/* ---- training --------------------------------------------------------- */
+
+/* Layers [*first, *last) on pipeline stage s (an even split). */
+void mem_stage_layers(int layers, int pp, int s, int *first, int *last)
+{
+    int base = layers / pp, extra = layers % pp;
+    *first = s * base + (s < extra ? s : extra);
+    *last = *first + base + (s < extra ? 1 : 0);
+}
+
+typedef struct states {
+    double dense, expert;   /* params per GPU, by sharding group */
+    double adafactor;       /* factored optimizer bytes (unsharded) */
+    double biggest_layer;   /* per-GPU params of the largest layer */
+    double lora;            /* LoRA adapter params per GPU (dense) */
+    double lora_adafactor;  /* the adapters' factored optimizer bytes */
+} states;
+
+static void add_tensor_states(const model_spec *m, const model_tensor *t,
+                              int tp, int ep, states *st, double *layer_sum)
+{
+    double n = model_tensor_numel_per_gpu(m, t, tp, ep);
+    if (t->split == SPLIT_EXPERT)
+        st->expert += n;
+    else
+        st->dense += n;
+    st->adafactor += adafactor_state_bytes(t, n);
+    if (layer_sum)
+        *layer_sum += n;
+}
+
+static states stage_states(const model_spec *m, int tp, int ep, int pp,
+                           int s, int lora_rank)
+{
+    states st = {0};
+    model_tensor t[MODEL_MAX_TENSORS];
+    int l0, l1;
+    mem_stage_layers(m->layers, pp, s, &l0, &l1);
+    for (int l = l0; l < l1; l++) {
+        double layer = 0;
+        int n = model_layer_tensors(m, l, t);
+        for (int i = 0; i < n; i++) {
+            add_tensor_states(m, &t[i], tp, ep, &st, &layer);
+            double a = mem_lora_tensor_params(m, lora_rank, l, &t[i], tp, ep);
+            st.lora += a;
+            layer += a; /* ZeRO-3 gathers a layer's adapters with it */
+            st.lora_adafactor +=
+                lora_adafactor_bytes(m, lora_rank, l, &t[i], tp, ep);
+        }
+        if (layer > st.biggest_layer)
+            st.biggest_layer = layer;
+    }
+    int n = model_edge_tensors(m, s == 0, s == pp - 1, t);
+    for (int i = 0; i < n; i++)
+        add_tensor_states(m, &t[i], tp, ep, &st, NULL);
+    return st;
+}
+
+static double act_bytes_per_value(const mem_train *p)
+{
+    return mem_weight_bytes_per_param(p->precision) == 4 ? 4 : 2;
+}
+
+/* Korthikanti et al. §4.1 generalized.  Per layer, one microbatch, in
+ * bytes, with a = heads, s = tokens per GPU (seq / cp), b = micro-batch:
+ *   kept whole on every TP rank unless SP: two norm inputs, QKV input, MLP
+ *     input (2 bytes each) and, with dropout, two 1-byte masks -> 10sbh;
+ *   split by TP: Q, K, V, attention output (2sbh each for MHA), MLP
+ *     intermediates (GELU: input and output, 2·2sbf = 16sbh at f = 4h;
+ *     SwiGLU: gate, up and product, 3·2sbf);
+ *   the attention core without FlashAttention or selective recompute:
+ *     softmax output 2as²b, plus with dropout its mask as²b and output
+ *     2as²b -> 5as²b; with FlashAttention only the fp32 log-sum-exp 4asb.
+ * GPT-3 with dropout, no TP: sbh(34 + 5as/h), Korthikanti eq. 1. */
+double mem_act_layer_bytes(const model_spec *m, const mem_train *p,
+                           int layer)
+{
+    const double s = (double)p->seq_len / p->cp, b = p->micro_batch;
+    const double h = m->hidden, a = m->heads, t = p->tp;
+    const double v = act_bytes_per_value(p);
+    const bool drop = m->dropout > 0;
+    const double sb = s * b;
+
+    double whole = 4 * v * sb * h + (drop ? 2 * sb * h : 0);
+    if (p->sp)
+        whole /= t;
+
+    double qk = model_qk_head_dim(m), vd = model_v_head_dim(m);
+    double q_w = a * qk, o_w = a * vd, k_w, v_w;
+    if (m->mla) {
+        k_w = a * qk;
+        v_w = a * vd;
+    } else {
+        double kv_div = m->kv_heads >= p->tp ? t : m->kv_heads;
+        k_w = m->kv_heads * m->head_dim * t / kv_div;
+        v_w = k_w;
+    }
+    double split = v * sb * (q_w + k_w + v_w + o_w);
+
+    double core = 0;
+    if (p->recompute == RECOMPUTE_NONE && !p->flash_attn)
+        core = (drop ? 5.0 : 2.0) / 2.0 * v * a * s * s * b;
+    else if (p->recompute == RECOMPUTE_NONE)
+        core = 4.0 * a * s * b; /* FlashAttention keeps only its fp32 LSE */
+
+    double per_ffn = m->mlp == MLP_SWIGLU ? 3.0 : 2.0; /* values per f */
+    double mlp;
+    if (m->moe_experts > 0 && layer >= m->moe_dense_layers) {
+        double k = m->moe_active, f = m->moe_expert_ffn;
+        /* router logits (fp32), each token's k dispatched copies (expert
+         * input) and their intermediates; shared experts see every token */
+        mlp = 4.0 * sb * m->moe_experts * t +
+              k * v * sb * (h + per_ffn * f) +
+              m->moe_shared * v * sb * per_ffn * f;
+    } else {
+        mlp = per_ffn * v * sb * m->ffn;
+    }
+    return whole + (split + core + mlp) / t;
+}
+
+/* Layer-microbatch units held on stage s and microbatches in flight. */
+static double layers_held(const mem_train *p, int layers_stage, int s,
+                          int m_count, int *in_flight)
+{
+    int pp = p->pp;
+    if (p->schedule == SCHED_GPIPE) {
+        *in_flight = m_count;
+        return (double)m_count * layers_stage;
+    }
+    if (p->schedule == SCHED_INTERLEAVED) {
+        int v = p->vpp;
+        int chunks = (pp - s - 1) * 2 + (v - 1) * pp + 1;
+        if (chunks > m_count * v)
+            chunks = m_count * v;
+        *in_flight = (chunks + v - 1) / v;
+        return (double)chunks * layers_stage / v;
+    }
+    int r = pp - s < m_count ? pp - s : m_count;
+    *in_flight = r;
+    return (double)r * layers_stage;
+}
+
+/* held >= 0: that many (virtual-stage) chunks held instead of the
+ * schedule's peak (mem_train_stage). */
+static void train_activations(const model_spec *m, const mem_train *p,
+                              int s, int held, mem_result *r)
+{
+    int l0, l1;
+    mem_stage_layers(m->layers, p->pp, s, &l0, &l1);
+    double sum = 0, biggest = 0;
+    for (int l = l0; l < l1; l++) {
+        double x = mem_act_layer_bytes(m, p, l);
+        sum += x;
+        if (x > biggest)
+            biggest = x;
+    }
+    int nl = l1 - l0, in_flight;
+    r->microbatches = microbatches(p);
+    if (held >= 0) {
+        int vpp = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1;
+        in_flight = (held + vpp - 1) / vpp;
+        r->act_layers_held = (double)held * nl / vpp;
+    } else {
+        r->act_layers_held = layers_held(p, nl, s, r->microbatches,
+                                         &in_flight);
+    }
+    r->in_flight = in_flight;
+    r->act_per_layer = sum / nl;
+
+    const double v = act_bytes_per_value(p);
+    const double sbh = (double)p->seq_len / p->cp * p->micro_batch *
+                       m->hidden;
+    const double whole_div = p->sp ? p->tp : 1;
+    if (p->recompute == RECOMPUTE_FULL) {
+        /* only each layer's input is kept (Korthikanti §4: 2sbh per
+         * layer); the layer being replayed in backward needs its full set */
+        r->act_working = biggest;
+        r->activations = r->act_layers_held * v * sbh / whole_div + biggest;
+    } else {
+        r->act_working = 0;
+        r->activations = r->act_layers_held * r->act_per_layer;
+    }
+    /* Korthikanti Appendix B: embedding dropout sbhp/t on the first stage;
+     * the last stage's final norm + output-layer inputs and fp32 logits
+     * 4sbh/t·(1 + v/h), held for one microbatch */
+    double edge = 0;
+    if (s == 0 && m->dropout > 0)
+        edge += in_flight * sbh / whole_div;
+    if (s == p->pp - 1)
+        edge += 2 * v * sbh / whole_div + 4.0 * sbh / m->hidden * m->vocab /
+                                              p->tp;
+    r->act_edge = edge;
+    r->activations += edge;
+}
+
+void mem_train_stage(const model_spec *m, const mem_train *p,
+                     const mem_overhead *o, int s, int held, mem_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->stage = s;
+    states st = stage_states(m, p->tp, p->ep, p->pp, s, p->lora_rank);
+    const double nd = (double)p->dp * p->cp, ne = nd / p->ep;
+    const double w = mem_weight_bytes_per_param(p->precision);
+    const double g = mem_grad_bytes_per_param(p);
+    double opt = mem_optimizer_bytes_per_param(p);
+
+    r->params_per_gpu = st.dense + st.expert;
+    r->trainable_params_per_gpu = p->lora_rank > 0 ? st.lora
+                                                   : r->params_per_gpu;
+    double w_shard = p->zero >= 3 ? 1 : 0, g_shard = p->zero >= 2,
+           o_shard = p->zero >= 1;
+    /* LoRA: the frozen base stays whole, in the training precision (and
+     * ZeRO-3 still shards it); the adapters' own 16-bit copy joins it */
+    r->weights = w * ((st.dense + st.lora) / (w_shard ? nd : 1) +
+                      st.expert / (w_shard ? ne : 1));
+    if (p->zero >= 3) {
+        /* the layer in use and the one being prefetched, gathered */
+        r->zero3_gather = 2 * st.biggest_layer * w;
+        r->weights += r->zero3_gather;
+    }
+    r->gradients = g * (st.dense / (g_shard ? nd : 1) +
+                        st.expert / (g_shard ? ne : 1));
+    double opt_bytes = opt * r->params_per_gpu;
+    if (p->optimizer == OPT_ADAFACTOR)
+        opt_bytes += st.adafactor;
+    /* shard in proportion of dense/expert params */
+    double frac_e = r->params_per_gpu > 0 ? st.expert / r->params_per_gpu : 0;
+    r->optimizer = o_shard ? opt_bytes * ((1 - frac_e) / nd + frac_e / ne)
+                           : opt_bytes;
+    if (p->lora_rank > 0) {
+        /* only the adapters have gradients, fp32 master copies and
+         * optimizer state; they are never experts' (lora_adapted) */
+        r->gradients = g * st.lora / (g_shard ? nd : 1);
+        opt_bytes = opt * st.lora +
+                    (p->optimizer == OPT_ADAFACTOR ? st.lora_adafactor : 0);
+        r->optimizer = opt_bytes / (o_shard ? nd : 1);
+    }
+
+    /* LoRA leaves the activations as they are: a frozen linear needs no
+     * saved input for its data gradient, but its adapter's A needs that
+     * same input for its weight gradient; the adapters' own T x r
+     * intermediates (r/h of an input each) are not counted */
+    train_activations(m, p, s, held, r);
+
+    const double v = act_bytes_per_value(p);
+    if (p->dp * p->cp > 1 && p->zero >= 2)
+        r->comm_buffers += 2 * p->bucket_bytes;
+    if (p->pp > 1) /* send + receive of one activation tensor */
+        r->comm_buffers += 2 * v * (double)p->seq_len / p->cp *
+                           p->micro_batch * m->hidden / (p->sp ? p->tp : 1);
+    int groups = (p->tp > 1) + (p->pp > 1) + (p->dp * p->cp > 1) +
+                 (p->cp > 1) + (p->ep > 1);
+    r->nccl = groups * o->nccl_bytes_per_group;
+    r->cuda_context = o->cuda_context_bytes;
+    double tensors = r->weights + r->gradients + r->optimizer +
+                     r->activations + r->comm_buffers;
+    r->reserve = o->reserve_frac * tensors;
+    r->overhead = r->cuda_context + r->nccl + r->comm_buffers + r->reserve;
+    r->total = tensors - r->comm_buffers + r->overhead;
+}
+
+void mem_train_breakdown(const model_spec *m, const mem_train *p,
+                         const mem_overhead *o, mem_result *r)
+{
+    mem_result cur;
+    for (int s = 0; s < p->pp; s++) {
+        mem_train_stage(m, p, o, s, -1, &cur);
+        if (s == 0 || cur.total > r->total)
+            *r = cur;
+    }
+}
+
+/* ---- inference -------------------------------------------------------- */
+
+static double quantized_bytes(const mem_infer *p, const model_tensor *t,
+                              double numel_gpu)
+{
+    double sixteen = dtype_bytes(p->weight_dtype) >= 2
+                         ? dtype_bytes(p->weight_dtype)
+                         : 2;
+    if (!t->matmul || t->group == TG_OUTPUT || t->group == TG_ROUTER)
+        return numel_gpu * sixteen; /* norms, embeddings, LM head stay 16-bit */
+    switch (p->weight_dtype) {
+    case DT_INT4:
+        /* fp16 scale + fp16 zero point per group (GPTQ/AWQ layout) */
+        return numel_gpu * (0.5 + 4.0 / p->quant_group);
+    case DT_INT8:
+        /* fp16 scale per output channel */
+        return numel_gpu * (1.0 + 2.0 / (double)t->rows);
+    case DT_FP8:
+        return numel_gpu + 4.0; /* per-tensor fp32 scale */
+    default:
+        return numel_gpu * dtype_bytes(p->weight_dtype);
+    }
+}
+
+static dtype kv_dtype(const mem_infer *p)
+{
+    if (p->kv_dtype != DT_COUNT)
+        return p->kv_dtype;
+    return dtype_bytes(p->weight_dtype) >= 2 ? p->weight_dtype : DT_FP16;
+}
+
+static double infer_weights(const model_spec *m, const mem_infer *p,
+                            int s, int l0, int l1, double *params)
+{
+    model_tensor t[MODEL_MAX_TENSORS];
+    double bytes = 0;
+    *params = 0;
+    for (int l = l0; l < l1; l++) {
+        int n = model_layer_tensors(m, l, t);
+        for (int i = 0; i < n; i++) {
+            double x = model_tensor_numel_per_gpu(m, &t[i], p->tp, 1);
+            *params += x;
+            bytes += quantized_bytes(p, &t[i], x);
+        }
+    }
+    int n = model_edge_tensors(m, s == 0, s == p->pp - 1, t);
+    for (int i = 0; i < n; i++) {
+        double x = model_tensor_numel_per_gpu(m, &t[i], p->tp, 1);
+        *params += x;
+        bytes += quantized_bytes(p, &t[i], x);
+    }
+    return bytes;
+}
+
+/* Peak transient of one forward pass over T batched tokens: the residual
+ * stream and norm output (2h), QKV and attention output, and the MLP's
+ * intermediates (gate+up and product for SwiGLU), 16-bit each; plus the
+ * sampled tokens' fp32 logits on the last stage (vLLM computes logits only
+ * for the last position of each sequence). */
+static double infer_workspace(const model_spec *m, const mem_infer *p,
+                              bool last, double *tokens)
+{
+    double T = (double)p->batch * p->context;
+    if (T > p->max_batched_tokens)
+        T = p->max_batched_tokens;
+    *tokens = T;
+    double f = m->ffn;
+    if (m->moe_experts > 0) {
+        double fm = (double)(m->moe_active + m->moe_shared) * m->moe_expert_ffn;
+        f = fm > f ? fm : f;
+    }
+    double qkv = m->heads * (double)(model_qk_head_dim(m) + model_v_head_dim(m)) +
+                 2.0 * m->kv_heads * m->head_dim;
+    double per_ffn = m->mlp == MLP_SWIGLU ? 3.0 : 2.0;
+    double per_tok = 2.0 * (2.0 * m->hidden + (qkv + per_ffn * f) / p->tp);
+    double ws = T * per_tok;
+    if (last)
+        ws += 4.0 * p->batch * m->vocab;
+    return ws;
+}
+
+void mem_infer_stage(const model_spec *m, const mem_infer *p,
+                        const mem_overhead *o, int s, mem_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->stage = s;
+    int l0, l1;
+    mem_stage_layers(m->layers, p->pp, s, &l0, &l1);
+    r->weights = infer_weights(m, p, s, l0, l1, &r->params_per_gpu);
+
+    dtype kv = kv_dtype(p);
+    double blocks = ceil((double)p->context / p->block_size);
+    r->kv_tokens = (double)p->batch * blocks * p->block_size;
+    r->kv_per_token_gpu =
+        model_kv_bytes_per_token_layer_gpu(m, kv, p->tp) * (l1 - l0);
+    r->kv_cache = r->kv_tokens * r->kv_per_token_gpu;
+    /* the popular formula, for the same GPU share */
+    r->kv_rule_of_thumb = (double)p->batch * p->context * m->hidden *
+                          (l1 - l0) * 2.0 * dtype_bytes(kv) / p->tp;
+
+    r->activations = infer_workspace(m, p, s == p->pp - 1,
+                                     &r->workspace_tokens);
+    int groups = (p->tp > 1) + (p->pp > 1);
+    r->nccl = groups * o->nccl_bytes_per_group;
+    r->cuda_context = o->cuda_context_bytes;
+    double tensors = r->weights + r->kv_cache + r->activations;
+    r->reserve = o->reserve_frac * tensors;
+    r->overhead = r->cuda_context + r->nccl + r->reserve;
+    r->total = tensors + r->overhead;
+}
+
+void mem_infer_breakdown(const model_spec *m, const mem_infer *p,
+                         const mem_overhead *o, mem_result *r)
+{
+    mem_result cur;
+    for (int s = 0; s < p->pp; s++) {
+        mem_infer_stage(m, p, o, s, &cur);
+        if (s == 0 || cur.total > r->total)
+            *r = cur;
+    }
+}

@@ -1,0 +1,1599 @@
+#include "train/train.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/check.h"
+#include "engine/engine.h"
+#include "hw/net.h"
+#include "train/sched.h"
+#include "base/util.h"
+
+const char *const train_comm_names[COMM_KINDS] = {"tp", "pp", "dp", "cp", "ep"};
+
+double train_dp_bytes(const mem_train *p, double params, double bytes_each)
+{
+    double n = (double)p->dp * p->cp;
+    if (n <= 1)
+        return 0;
+    double per = params * bytes_each * (n - 1) / n;
+    return p->zero >= 3 ? 3 * per : 2 * per;
+}
+
+/* ---- the cost of one microbatch on one virtual stage -------------------- */
+
+typedef struct ctx {
+    const train_input *in;
+    const model_spec *m;
+    const mem_train *p;
+    int P, V, M;           /* stages, chunks per stage, microbatches */
+    double tokens;         /* per microbatch per GPU (seq / cp x mb) */
+    dtype dt;
+    llm_err *e;
+    int failed;
+    /* a collective of stage 0's representative group: NCCL's choice of
+     * algorithm and protocol alone on the idle network, and its time
+     * (with --full, data-parallel ones with every group at once) */
+    struct cached {
+        int op, group;
+        double bytes, s;
+        coll_algo algo;
+        coll_proto proto;
+    } cache[64], spill;
+    int ncache;
+    double op_total_s, op_mem_s; /* kernels priced so far; memory-bound */
+} ctx;
+
+static double op_s(ctx *c, const cost_op *op)
+{
+    cost_result r;
+    if (cost_predict(c->in->cost, c->in->gpu, op, COST_FALLBACK_DTYPE, &r,
+                     c->e)) {
+        c->failed = 1;
+        return 0;
+    }
+    c->op_total_s += r.time_s;
+    if (op->kind != OP_GEMM && op->kind != OP_ATTN_PREFILL &&
+        op->kind != OP_ATTN_DECODE)
+        c->op_mem_s += r.time_s;
+    return r.time_s;
+}
+
+static double gemm3(ctx *c, double m, double n, double k)
+{
+    /* forward, and the data-gradient and weight-gradient GEMMs */
+    cost_op f = {.kind = OP_GEMM, .dt = c->dt, .m = m, .n = n, .k = k, .batch = 1};
+    return op_s(c, &f);
+}
+
+static double gemm_bwd(ctx *c, double m, double n, double k)
+{
+    return gemm3(c, m, k, n) + gemm3(c, k, n, m);
+}
+
+/* A base linear's backward.  Under LoRA its weight is frozen: only the
+ * data gradient, one GEMM of the forward's size instead of two (the
+ * weight gradients are the adapters', lora_cost). */
+static double lin_bwd(ctx *c, double m, double n, double k)
+{
+    if (c->p->lora_rank > 0)
+        return gemm3(c, m, k, n);
+    return gemm_bwd(c, m, n, k);
+}
+
+/* The LoRA adapters of one linear, in -> out on this TP rank: x·A (T x r)
+ * then ·B, beside the base GEMM (Hu et al. 2021, eq. 3), and both
+ * factors' data and weight gradients backward.  Unfused, as PEFT and
+ * NeMo run them: skinny GEMMs (r columns or rows) that the cost model
+ * finds memory- or latency-bound, which is what they are.  The full rank
+ * r on every TP rank: NeMo splits a column-parallel linear's A over r,
+ * but reading x (T x in) bounds that GEMM either way; the gather of the
+ * T x r product is not modelled.  Under TP the adapters weigh more
+ * against the base GEMMs, which TP divides and reading x does not. */
+static void lora_cost(ctx *c, double in, double out, double *fwd,
+                      double *bwd)
+{
+    double T = c->tokens, r = c->p->lora_rank;
+    *fwd += gemm3(c, T, r, in) + gemm3(c, T, out, r);
+    *bwd += gemm_bwd(c, T, r, in) + gemm_bwd(c, T, out, r);
+}
+
+static int rank_of(const mem_train *p, int tp, int cp, int dp, int pp)
+{
+    return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
+}
+
+/* Member i of the g-th group of a kind (0 TP, 1 DP, 2 EP, 3 CP) on stage
+ * 0; groups_of() of them.  EP groups run across data-parallel ranks. */
+static int groups_of(const mem_train *p, int group)
+{
+    return group == 0 ? p->dp * p->cp : group == 3 ? p->tp * p->dp
+                                                   : p->tp * p->cp;
+}
+
+static int group_size(const mem_train *p, int group)
+{
+    return group == 0 ? p->tp : group == 1 ? p->dp : group == 2 ? p->ep : p->cp;
+}
+
+static int group_rank(const mem_train *p, int group, int g, int i)
+{
+    switch (group) {
+    case 0: return rank_of(p, i, g / p->dp, g % p->dp, 0);
+    case 3: return rank_of(p, g % p->tp, i, g / p->tp, 0);
+    default: return rank_of(p, g % p->tp, g / p->tp, i, 0);
+    }
+}
+
+/* What one NCCL channel of stage s's data-parallel ring moves (NCCL's
+ * per-channel ring throughput at the group's node count). */
+static double dp_channel_Bps(const ctx *c, int s)
+{
+    const mem_train *p = c->p;
+    const topo *t = c->in->t;
+    int first = rank_of(p, 0, 0, 0, s), last = rank_of(p, 0, 0, p->dp - 1, s);
+    int nodes = t->gpus_per_node > 0
+                    ? last / t->gpus_per_node - first / t->gpus_per_node + 1
+                    : 1;
+    return c->in->coll->ring_ch_Bps[nodes <= 1 ? 0 : nodes == 2 ? 1 : 2];
+}
+
+/* The first `groups` groups of a kind run `op` together with the given
+ * algorithm and protocol; their time in *s, the bytes on each link added
+ * to link_bytes. */
+static int groups_together(ctx *c, coll_op op, int group, double bytes,
+                           coll_algo algo, coll_proto proto, int groups,
+                           double *s, double *link_bytes)
+{
+    int n = group_size(c->p, group);
+    coll_req *rq = calloc((size_t)groups, sizeof *rq);
+    int *all = malloc(sizeof(int) * (size_t)groups * n);
+    if (!rq || !all) {
+        free(rq);
+        free(all);
+        return err_set(c->e, "out of memory");
+    }
+    for (int g = 0; g < groups; g++) {
+        for (int i = 0; i < n; i++)
+            all[g * n + i] = group_rank(c->p, group, g, i);
+        rq[g] = (coll_req){.op = op, .algo = algo, .proto = proto,
+                           .ranks = all + g * n, .n = n, .bytes = bytes,
+                           .full = true};
+    }
+    int rc = coll_time_together(c->in->t, c->in->coll, rq, groups, s,
+                                link_bytes, c->e);
+    free(rq);
+    free(all);
+    return rc;
+}
+
+/* A collective on a group (0 TP, 1 DP, 2 EP, 3 CP, of at least 2 ranks)
+ * of stage 0: NCCL's tuner choice and its time, simulated once per
+ * (op, group, bytes); NULL when it cannot be simulated. */
+static const struct cached *coll_choose(ctx *c, coll_op op, int group,
+                                        double bytes)
+{
+    for (int i = 0; i < c->ncache; i++)
+        if (c->cache[i].op == (int)op && c->cache[i].group == group &&
+            c->cache[i].bytes == bytes)
+            return &c->cache[i];
+    int n = group_size(c->p, group);
+    int *ranks = malloc(sizeof(int) * (size_t)n);
+    if (!ranks) {
+        err_set(c->e, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        ranks[i] = group_rank(c->p, group, 0, i);
+    coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
+                  .ranks = ranks, .n = n, .bytes = bytes};
+    coll_result r;
+    int rc = coll_time_alone(c->in->t, c->in->coll, &q, &r, c->e);
+    free(ranks);
+    if (rc)
+        return NULL;
+    struct cached *k = c->ncache < 64 ? &c->cache[c->ncache++] : &c->spill;
+    *k = (struct cached){(int)op, group, bytes, r.time_s, r.algo, r.proto};
+    /* --full: every (TP rank, CP rank) group of stage 0 reduces at once */
+    if (group == 1 && c->in->full &&
+        groups_together(c, op, 1, bytes, r.algo, r.proto, groups_of(c->p, 1),
+                        &k->s, NULL))
+        return NULL;
+    return k;
+}
+
+/* Time of a collective on a group of stage 0 (coll_choose); 0 when the
+ * group is one GPU or communication is free. */
+static double coll_s(ctx *c, coll_op op, int group, double bytes)
+{
+    if (c->in->free_comm || bytes <= 0 || group_size(c->p, group) < 2)
+        return 0;
+    const struct cached *k = coll_choose(c, op, group, bytes);
+    if (!k) {
+        c->failed = 1;
+        return 0;
+    }
+    return k->s;
+}
+
+typedef struct vcost {
+    double fwd, bwd;     /* compute stream time of one microbatch */
+    double tp, ep, cp;   /* communication inside them (exposed) */
+    double attn_core;    /* forward attention, for selective recompute */
+    double params;       /* parameters per GPU on this virtual stage that
+                            are trained (gradients, optimizer, DP
+                            reduction): all of them, or under LoRA only
+                            the adapters */
+    double frozen;       /* LoRA: the frozen base's parameters per GPU,
+                            which ZeRO-3 still gathers; 0 otherwise */
+    double mem_frac;     /* share of kernel time in memory-bound kernels */
+    double fsdp;         /* ZeRO-3: exposed gathers and reduce-scatters,
+                            and the slowdown of the compute they overlap */
+    double fsdp_first;   /* the first layer's gather, each way */
+    double fsdp_fwd_part; /* the forward's share of fsdp */
+} vcost;
+
+/* One transformer layer, one microbatch, one TP rank. */
+/* K and V of one context-parallel chunk, as ring attention passes it on. */
+static double cp_kv_bytes(const ctx *c)
+{
+    const model_spec *m = c->m;
+    const mem_train *p = c->p;
+    double kvh = m->mla ? m->heads : m->kv_heads;
+    double kvd = kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
+    double kv_div = kvh >= p->tp ? p->tp : kvh;
+    return (double)p->seq_len / p->cp * p->micro_batch * 2 * kvd / kv_div * 2;
+}
+
+static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
+                       double mem_frac, vcost *v);
+
+/* Attention without a fused kernel, as Megatron-LM ran it before
+ * FlashAttention: per (sequence, head) a Q·Kᵀ GEMM over the whole s x s
+ * square (the causal mask is applied, not skipped), the fused
+ * scale-mask-softmax, dropout on the probabilities when the model has it,
+ * and a P·V GEMM, each its own kernel.  Backward: two GEMMs for each
+ * forward GEMM, dropout and softmax backward over the same square. */
+static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
+                              double *bwd)
+{
+    double bh = (double)a->batch * a->heads, q = a->q_len, kv = a->kv_len;
+    double d = a->head_dim, dv = a->v_head_dim > 0 ? a->v_head_dim : d;
+    cost_op qk = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = kv, .k = d,
+                  .batch = bh};
+    cost_op pv = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = dv, .k = kv,
+                  .batch = bh};
+    cost_op qk_b1 = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = d, .k = kv,
+                     .batch = bh}; /* dQ = dS·K */
+    cost_op qk_b2 = {.kind = OP_GEMM, .dt = c->dt, .m = kv, .n = d, .k = q,
+                     .batch = bh}; /* dK = dSᵀ·Q */
+    cost_op pv_b1 = {.kind = OP_GEMM, .dt = c->dt, .m = q, .n = kv, .k = dv,
+                     .batch = bh}; /* dP = dO·Vᵀ */
+    cost_op pv_b2 = {.kind = OP_GEMM, .dt = c->dt, .m = kv, .n = dv, .k = q,
+                     .batch = bh}; /* dV = Pᵀ·dO */
+    double sq = bh * q * kv;
+    cost_op sm = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = sq};
+    cost_op sm_b = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = sq,
+                    .reads = 2, .writes = 1, .mem = MEM_ACTIVATION};
+    *fwd = op_s(c, &qk) + op_s(c, &sm) + op_s(c, &pv);
+    *bwd = op_s(c, &qk_b1) + op_s(c, &qk_b2) + op_s(c, &pv_b1) +
+           op_s(c, &pv_b2) + op_s(c, &sm_b);
+    if (c->m->dropout > 0) {
+        /* the 16-bit probabilities in and out, and a 1-byte mask: 2.5
+         * 16-bit passes; backward reads the gradient and the mask */
+        cost_op dr = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = sq,
+                      .reads = 1, .writes = 1, .mem = MEM_ACTIVATION};
+        double x = op_s(c, &dr) * 1.25;
+        *fwd += x;
+        *bwd += x;
+    }
+}
+
+static void layer_cost(ctx *c, int layer, vcost *v)
+{
+    const model_spec *m = c->m;
+    const mem_train *p = c->p;
+    double T = c->tokens, h = m->hidden, t = p->tp;
+    double qd = m->heads * (double)model_qk_head_dim(m);
+    double kvh = m->mla ? m->heads : m->kv_heads;
+    double kvd = kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
+    double kv_div = kvh >= t ? t : kvh;
+    double vd = m->heads * (double)model_v_head_dim(m);
+    double f_fwd = 0, f_bwd = 0;
+    double total0 = c->op_total_s, mem0 = c->op_mem_s;
+    /* QKV, output projection */
+    f_fwd += gemm3(c, T, qd / t + 2 * kvd / kv_div, h);
+    f_bwd += lin_bwd(c, T, qd / t + 2 * kvd / kv_div, h);
+    f_fwd += gemm3(c, T, h, vd / t);
+    f_bwd += lin_bwd(c, T, h, vd / t);
+    if (p->lora_rank > 0) {
+        /* adapters on Q, K, V and O (MLA priced at the same widths as its
+         * base GEMMs above) */
+        lora_cost(c, h, qd / t, &f_fwd, &f_bwd);
+        lora_cost(c, h, kvd / kv_div, &f_fwd, &f_bwd);
+        lora_cost(c, h, kvd / kv_div, &f_fwd, &f_bwd);
+        lora_cost(c, vd / t, h, &f_fwd, &f_bwd);
+    }
+    /* attention over the whole sequence (context parallel: local queries) */
+    cost_op a = {.kind = OP_ATTN_PREFILL, .dt = c->dt, .batch = p->micro_batch,
+                 .heads = (int)(m->heads / t), .kv_heads = (int)(kvh / kv_div),
+                 .head_dim = model_qk_head_dim(m),
+                 .v_head_dim = model_v_head_dim(m),
+                 .q_len = (double)p->seq_len / p->cp, .kv_len = p->seq_len,
+                 .causal = true, .flash = p->flash_attn};
+    if (a.heads < 1)
+        a.heads = 1;
+    if (a.kv_heads < 1)
+        a.kv_heads = 1;
+    double at, at_bwd;
+    if (p->flash_attn) {
+        at = op_s(c, &a);
+        at_bwd = 2.5 * at; /* FlashAttention-2: 5 matmuls backward vs 2 */
+    } else {
+        unfused_attention(c, &a, &at, &at_bwd);
+    }
+    v->attn_core += at;
+    f_fwd += at;
+    f_bwd += at_bwd;
+    /* MLP or experts */
+    double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
+    if (m->moe_experts > 0 && layer >= m->moe_dense_layers) {
+        double E = m->moe_experts / p->ep, k = m->moe_active;
+        /* tokens per local expert on the busiest rank: the mean times the
+         * routing imbalance, which every rank of the layer waits for */
+        double imb = p->moe_imbalance > 1 ? p->moe_imbalance : 1;
+        double tok = T * k / E * imb;
+        cost_op up = {.kind = OP_GEMM, .dt = c->dt, .m = tok,
+                      .n = per_ffn * m->moe_expert_ffn / t, .k = h, .batch = E};
+        cost_op dn = {.kind = OP_GEMM, .dt = c->dt, .m = tok, .n = h,
+                      .k = m->moe_expert_ffn / t, .batch = E};
+        double x = op_s(c, &up) + op_s(c, &dn);
+        f_fwd += x;
+        /* LoRA: frozen experts (no adapters, mem.c), data gradients only */
+        f_bwd += (p->lora_rank > 0 ? 1 : 2) * x;
+        if (m->moe_shared > 0) {
+            double sf = m->moe_shared * (double)m->moe_expert_ffn / t;
+            f_fwd += gemm3(c, T, per_ffn * sf, h) + gemm3(c, T, h, sf);
+            f_bwd += lin_bwd(c, T, per_ffn * sf, h) + lin_bwd(c, T, h, sf);
+        }
+        /* dispatch and combine, forward and backward */
+        double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * 2 * imb);
+        v->ep += 4 * a2a;
+    } else {
+        double f = m->ffn / t;
+        f_fwd += gemm3(c, T, per_ffn * f, h) + gemm3(c, T, h, f);
+        f_bwd += lin_bwd(c, T, per_ffn * f, h) + lin_bwd(c, T, h, f);
+        /* adapters on gate and up (SwiGLU) or fc1, and on down */
+        for (int i = 0; p->lora_rank > 0 && i < (int)per_ffn; i++)
+            lora_cost(c, h, f, &f_fwd, &f_bwd);
+        if (p->lora_rank > 0)
+            lora_cost(c, f, h, &f_fwd, &f_bwd);
+        cost_op act = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = T * f,
+                       .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
+        double x = op_s(c, &act);
+        f_fwd += x;
+        f_bwd += 2 * x;
+    }
+    /* two norms and two residual adds (over the sequence shard with SP) */
+    double rows = p->sp ? T / t : T;
+    cost_op norm = {.kind = OP_NORM, .dt = c->dt, .elems = rows * h};
+    cost_op add = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = rows * h,
+                   .reads = 2, .writes = 1};
+    double x = 2 * op_s(c, &norm) + 2 * op_s(c, &add);
+    f_fwd += x;
+    f_bwd += 2 * x;
+    /* Megatron TP: an all-reduce after attention and after the MLP, each
+     * way; with SP a reduce-scatter + all-gather pair instead */
+    double bytes = T * h * 2;
+    double tp = p->sp ? coll_s(c, COLL_REDUCE_SCATTER, 0, bytes) +
+                            coll_s(c, COLL_ALL_GATHER, 0, bytes)
+                      : coll_s(c, COLL_ALL_REDUCE, 0, bytes);
+    v->tp += 4 * tp;
+    /* context parallel: K and V of each chunk go round the cp ring while
+     * attention runs (ring attention); only what outlasts it shows */
+    if (p->cp > 1) {
+        double ring = (p->cp - 1) * coll_s(c, COLL_SEND_RECV, 3, cp_kv_bytes(c));
+        double exp_cp = ring > at ? ring - at : 0;
+        v->cp += 3 * exp_cp; /* forward, and twice the traffic backward */
+    }
+    if (p->zero >= 3) {
+        double priced = c->op_total_s - total0;
+        fsdp_layer(c, layer, f_fwd, f_bwd,
+                   priced > 0 ? (c->op_mem_s - mem0) / priced : 0, v);
+    }
+    v->fwd += f_fwd;
+    v->bwd += f_bwd;
+}
+
+/* ZeRO-3 / FSDP (full shard): every microbatch gathers each layer's
+ * parameters before its forward and again before its backward, and
+ * reduce-scatters its gradients after it (PyTorch FSDP FULL_SHARD,
+ * DeepSpeed ZeRO-3).  The next layer's gather is prefetched while this
+ * layer computes, so only what outlasts the compute shows, plus the
+ * slowdown the running collectives cause (train_interfere); the first
+ * layer's gather of each pass waits in full (vstage_cost). */
+static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
+                       double mem_frac, vcost *v)
+{
+    const mem_train *p = c->p;
+    if (p->dp < 2 || c->in->free_comm)
+        return;
+    model_tensor tt[MODEL_MAX_TENSORS];
+    int n = model_layer_tensors(c->m, layer, tt);
+    double params = 0, trained = 0;
+    for (int i = 0; i < n; i++) {
+        params += model_tensor_numel_per_gpu(c->m, &tt[i], p->tp, p->ep);
+        trained += mem_lora_tensor_params(c->m, p->lora_rank, layer, &tt[i],
+                                          p->tp, p->ep);
+    }
+    /* LoRA: every weight is gathered, the adapters' too; only the
+     * adapters' gradients are reduce-scattered */
+    if (p->lora_rank > 0)
+        params += trained;
+    else
+        trained = params;
+    double pb = params * mem_weight_bytes_per_param(p->precision);
+    double gb = trained * mem_grad_bytes_per_param(p);
+    double ag = coll_s(c, COLL_ALL_GATHER, 1, pb);
+    double rs = coll_s(c, COLL_REDUCE_SCATTER, 1, gb);
+    if (v->fsdp_first == 0)
+        v->fsdp_first = ag;
+    train_interference fi, bi;
+    double scale = coll_busbw_factor(COLL_ALL_GATHER, p->dp);
+    double ch = dp_channel_Bps(c, 0);
+    train_interfere(c->in->gpu, ag > 0 ? pb / ag * scale : 0, ch, 2, mem_frac,
+                    f_fwd, ag, &fi);
+    train_interfere(c->in->gpu, (pb + gb) / (ag + rs) * scale, ch, 2.5,
+                    mem_frac, f_bwd, ag + rs, &bi);
+    double ef = ag > f_fwd ? ag - f_fwd : 0;
+    double eb = ag + rs > f_bwd ? ag + rs - f_bwd : 0;
+    v->fsdp += ef + eb + fi.extra_s + bi.extra_s;
+    v->fsdp_fwd_part += ef + fi.extra_s;
+}
+
+/* Parameters a virtual stage holds: trained ones, or under LoRA frozen
+ * ones (whose adapters are added apart). */
+static void add_params(const ctx *c, vcost *v, double x)
+{
+    if (c->p->lora_rank > 0)
+        v->frozen += x;
+    else
+        v->params += x;
+}
+
+static void vstage_cost(ctx *c, int vs, vcost *v)
+{
+    const model_spec *m = c->m;
+    const mem_train *p = c->p;
+    memset(v, 0, sizeof *v);
+    double total0 = c->op_total_s, mem0 = c->op_mem_s;
+    int per = m->layers / (c->P * c->V);
+    double T = c->tokens, h = m->hidden;
+    model_tensor tt[MODEL_MAX_TENSORS];
+    for (int l = vs * per; l < (vs + 1) * per; l++) {
+        layer_cost(c, l, v);
+        int n = model_layer_tensors(m, l, tt);
+        for (int i = 0; i < n; i++) {
+            add_params(c, v, model_tensor_numel_per_gpu(m, &tt[i], p->tp,
+                                                        p->ep));
+            if (p->lora_rank > 0)
+                v->params += mem_lora_tensor_params(m, p->lora_rank, l,
+                                                    &tt[i], p->tp, p->ep);
+        }
+    }
+    if (vs == 0) {
+        cost_op emb = {.kind = OP_EMBEDDING, .dt = c->dt, .elems = T * h};
+        double x = op_s(c, &emb);
+        v->fwd += x;
+        /* LoRA: a frozen embedding takes no gradient, and nothing before
+         * it needs one */
+        v->bwd += p->lora_rank > 0 ? 0 : 2 * x;
+        add_params(c, v, (double)m->vocab * h / p->tp);
+    }
+    if (vs == c->P * c->V - 1) {
+        double vocab = m->vocab / (double)p->tp;
+        v->fwd += gemm3(c, T, vocab, h);
+        v->bwd += lin_bwd(c, T, vocab, h);
+        cost_op ce = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = T * vocab};
+        v->fwd += op_s(c, &ce);
+        v->bwd += op_s(c, &ce);
+        if (!m->tied_embeddings || c->P * c->V > 1)
+            add_params(c, v, vocab * h);
+    }
+    double priced = c->op_total_s - total0;
+    v->mem_frac = priced > 0 ? (c->op_mem_s - mem0) / priced : 0;
+    /* recompute replays forward work inside the backward */
+    double re = p->recompute == RECOMPUTE_FULL ? v->fwd
+                : p->recompute == RECOMPUTE_SELECTIVE ? v->attn_core
+                                                      : 0;
+    v->bwd += re;
+    /* TP, EP and CP communication sit inside the ops, on the critical
+     * path: half in the forward, half in the backward (full recompute
+     * replays the forward's share) */
+    double fwd_comm = (v->tp + v->ep + v->cp) / 2;
+    v->fwd += fwd_comm;
+    v->bwd += fwd_comm * (p->recompute == RECOMPUTE_FULL ? 2 : 1);
+    /* ZeRO-3: each pass first waits for its first layer's gather */
+    v->fwd += v->fsdp_fwd_part + v->fsdp_first;
+    v->bwd += v->fsdp - v->fsdp_fwd_part + v->fsdp_first;
+}
+
+/* ---- pipeline transfers ------------------------------------------------- */
+
+static void ignore_done(engine *e, void *c, uint64_t a)
+{
+    (void)e;
+    (void)c;
+    (void)a;
+}
+
+/* One microbatch's activations (or gradients) from stage a to stage b:
+ * every TP rank sends its 1/t slice at once (Megatron's scatter-gather). */
+static double p2p_s(ctx *c, int a, int b, double *link_bytes)
+{
+    const mem_train *p = c->p;
+    if (c->in->free_comm || a == b)
+        return 0;
+    double bytes = c->tokens * c->m->hidden * 2 / p->tp;
+    engine *eng;
+    net *n = coll_idle_net(c->in->t, c->in->coll, &eng);
+    if (!n) {
+        c->failed = 1;
+        err_set(c->e, "out of memory");
+        return 0;
+    }
+    for (int i = 0; i < p->tp; i++)
+        net_flow(n, c->in->t->gpu_dev[rank_of(p, i, 0, 0, a)],
+                 c->in->t->gpu_dev[rank_of(p, i, 0, 0, b)], bytes, (uint32_t)i,
+                 ignore_done, NULL, 0);
+    engine_run(eng, INT64_MAX);
+    double s = engine_now(eng) * 1e-9;
+    for (int l = 0; link_bytes && l < c->in->t->nlink; l++)
+        link_bytes[l] += net_link(n, l).bytes;
+    net_destroy(n);
+    engine_destroy(eng);
+    return s;
+}
+
+/* ---- the step, event by event --------------------------------------------- */
+
+typedef struct sim {
+    ctx *c;
+    engine *eng;
+    vcost *vc;             /* [V·P] by virtual stage */
+    double *p2p_fwd;       /* [P]: stage s -> its next virtual stage's */
+    double *p2p_bwd;       /* [P]: stage s -> its previous virtual stage's */
+    bool free_p2p;         /* pipeline transfers take no time (this run) */
+    sched_item **order;    /* [P][2·M·V] */
+    int *n_items, *next;   /* per stage */
+    bool *busy;
+    int64_t *fwd_in, *bwd_in; /* [V·P·M] arrival times, -1 = not yet */
+    int64_t *busy_ns, *end_ns, *last_bwd_start;
+    /* the input pipeline: Q = prefetch x workers microbatches ahead */
+    int W, Q;
+    int64_t t_pipe_no_input; /* the pipeline with data always ready */
+    int64_t item_ns, copy_ns;
+    int64_t *ready;        /* [M + Q] when microbatch i's input is on GPU */
+    int64_t *wfree, copy_free;  /* workers and the copy engine */
+    int64_t *carry, *wcarry, copy_carry; /* state at the step's start */
+    int *held, *held_max;  /* chunks whose activations a stage holds */
+    int64_t *held_at;      /* when held_max was first reached */
+    json_t *trace;
+    FILE *timeline; /* stage,kind,microbatch,chunk,start_ms,end_ms */
+#ifdef LLMSIM_CHECK
+    bool oom; /* the run reports that the plan does not fit */
+#endif
+} sim;
+
+static void try_start(sim *S, int s);
+
+static int64_t ns(double s) { return (int64_t)llround(s * 1e9); }
+
+#ifdef LLMSIM_CHECK
+/* Stage s reached a new peak of activations held.  Its GPU memory as the
+ * schedule runs (mem.c's breakdown with the chunks held now) is never
+ * negative, never over the GPU's capacity unless the run reports that the
+ * plan does not fit, and never over the stage's peak the run reports
+ * (mem.c's in-flight count from the schedule's shape): a schedule holding
+ * more than that would make "fits" a wrong answer. */
+static void check_memory(const sim *S, int s, const sched_item *it)
+{
+    const ctx *c = S->c;
+    const gpu_spec *g = c->in->gpu;
+    if (!g || !c->in->overhead)
+        return;
+    mem_result now, peak;
+    mem_train_stage(c->m, c->p, c->in->overhead, s, S->held[s], &now);
+    mem_train_stage(c->m, c->p, c->in->overhead, s, -1, &peak);
+    const char *ev = CHECK_EVENT("stage %d forward of microbatch %d chunk %d",
+                                 s, it->mb, it->chunk);
+    int64_t t = engine_now(S->eng);
+    CHECK(now.total >= 0, ev, t,
+          "GPU memory of pipeline stage %d is %.6g GiB with %d chunks of "
+          "activations held", s, now.total / GiB, S->held[s]);
+    CHECK(now.total <= g->memory_bytes || S->oom, ev, t,
+          "GPU memory of pipeline stage %d is %.6g GiB with %d chunks of "
+          "activations held, over its %.6g GiB, and the run reports that "
+          "the plan fits", s, now.total / GiB, S->held[s],
+          g->memory_bytes / GiB);
+    CHECK(CHECK_LE_REL(now.total, peak.total, 1e-9), ev, t,
+          "pipeline stage %d holds %d chunks of activations, %.6g GiB, over "
+          "the peak the memory model reports for its schedule, %.6g GiB "
+          "(%d microbatches in flight)",
+          s, S->held[s], now.total / GiB, peak.total / GiB, peak.in_flight);
+}
+#endif
+
+static void on_arrive(engine *eng, void *ctx_, uint64_t arg)
+{
+    (void)eng;
+    try_start(ctx_, (int)arg);
+}
+
+static void on_finish(engine *eng, void *ctx_, uint64_t arg)
+{
+    sim *S = ctx_;
+    ctx *c = S->c;
+    int s = (int)arg, V = c->P * c->V;
+    const sched_item *it = &S->order[s][S->next[s]];
+    int vs = it->chunk * c->P + s;
+    int64_t now = engine_now(eng);
+    S->busy[s] = false;
+    S->next[s]++;
+    S->end_ns[s] = now;
+    if (it->bwd) {
+        S->held[s]--; /* its activations are freed */
+        CHECK(S->held[s] >= 0,
+              CHECK_EVENT("stage %d backward of microbatch %d chunk %d", s,
+                          it->mb, it->chunk),
+              now, "stage %d freed activations it did not hold (%d chunks "
+              "held)", s, S->held[s]);
+    } else if (S->held[s] > S->held_max[s]) {
+        S->held_max[s] = S->held[s];
+        S->held_at[s] = now;
+    }
+    if (!it->bwd && vs + 1 < V) {
+        int64_t at = now + (S->free_p2p ? 0 : ns(S->p2p_fwd[s]));
+        S->fwd_in[(size_t)(vs + 1) * c->M + it->mb] = at;
+        engine_at(eng, at, on_arrive, S, (uint64_t)((vs + 1) % c->P));
+    } else if (!it->bwd) { /* the last virtual stage turns around */
+        S->bwd_in[(size_t)vs * c->M + it->mb] = now;
+    } else if (vs > 0) {
+        int64_t at = now + (S->free_p2p ? 0 : ns(S->p2p_bwd[s]));
+        S->bwd_in[(size_t)(vs - 1) * c->M + it->mb] = at;
+        engine_at(eng, at, on_arrive, S, (uint64_t)((vs - 1) % c->P));
+    }
+    try_start(S, s);
+}
+
+static void trace_op(sim *S, int s, const sched_item *it, int64_t t0,
+                     int64_t dur)
+{
+    if (S->timeline)
+        fprintf(S->timeline, "%d,%s,%d,%d,%.6f,%.6f\n", s,
+                it->bwd ? "backward" : "forward", it->mb, it->chunk, t0 / 1e6,
+                (t0 + dur) / 1e6);
+    if (!S->trace)
+        return;
+    char name[48];
+    snprintf(name, sizeof name, "%s %d%s", it->bwd ? "B" : "F", it->mb,
+             S->c->V > 1 ? (it->chunk ? ".1" : ".0") : "");
+    if (S->c->V > 2)
+        snprintf(name, sizeof name, "%s %d.%d", it->bwd ? "B" : "F", it->mb,
+                 it->chunk);
+    json_t *ev = json_object();
+    json_object_set_new(ev, "name", json_string(name));
+    json_object_set_new(ev, "cat", json_string(it->bwd ? "backward" : "forward"));
+    json_object_set_new(ev, "ph", json_string("X"));
+    json_object_set_new(ev, "ts", json_real(t0 / 1e3));
+    json_object_set_new(ev, "dur", json_real(dur / 1e3));
+    json_object_set_new(ev, "pid", json_integer(s));
+    json_object_set_new(ev, "tid", json_integer(0));
+    json_array_append_new(S->trace, ev);
+}
+
+/* The first stage took microbatch i - Q's input at `now`: a worker
+ * starts loading microbatch i into the freed slot. */
+static void produce(sim *S, int i, int64_t now)
+{
+    int w = 0;
+    for (int k = 1; k < S->W; k++)
+        if (S->wfree[k] < S->wfree[w])
+            w = k;
+    int64_t start = now > S->wfree[w] ? now : S->wfree[w];
+    int64_t built = start + S->item_ns;
+    int64_t copy = built > S->copy_free ? built : S->copy_free;
+    S->wfree[w] = built;
+    S->copy_free = S->ready[i] = copy + S->copy_ns;
+    if (i < S->c->M)
+        engine_at(S->eng, S->ready[i], on_arrive, S, 0);
+}
+
+static void try_start(sim *S, int s)
+{
+    ctx *c = S->c;
+    if (S->busy[s] || S->next[s] >= S->n_items[s])
+        return;
+    const sched_item *it = &S->order[s][S->next[s]];
+    int vs = it->chunk * c->P + s;
+    int64_t now = engine_now(S->eng);
+    int64_t in = it->bwd ? S->bwd_in[(size_t)vs * c->M + it->mb]
+                 : vs == 0 ? (S->W ? S->ready[it->mb] : 0)
+                           : S->fwd_in[(size_t)vs * c->M + it->mb];
+    if (in < 0 || in > now)
+        return; /* its input's arrival will call again */
+    if (S->W && vs == 0 && !it->bwd)
+        produce(S, it->mb + S->Q, now);
+    const vcost *v = &S->vc[vs];
+    int64_t dur = ns(it->bwd ? v->bwd : v->fwd);
+    S->busy[s] = true;
+    S->busy_ns[s] += dur;
+    if (!it->bwd)
+        S->held[s]++; /* a forward allocates its activations */
+#ifdef LLMSIM_CHECK
+    if (!it->bwd && S->held[s] > S->held_max[s])
+        check_memory(S, s, it); /* once per new peak: held_max follows */
+#endif
+    if (it->bwd && S->next[s] == S->n_items[s] - 1)
+        S->last_bwd_start[s] = now;
+    trace_op(S, s, it, now, dur);
+    engine_after(S->eng, dur, on_finish, S, (uint64_t)s);
+}
+
+/* Runs the pipeline once; returns the time the last stage finishes. */
+static int64_t run_pipeline(sim *S)
+{
+    ctx *c = S->c;
+    size_t cells = (size_t)c->P * c->V * c->M;
+    for (size_t i = 0; i < cells; i++)
+        S->fwd_in[i] = S->bwd_in[i] = -1;
+    for (int s = 0; s < c->P; s++) {
+        S->next[s] = 0;
+        S->busy[s] = false;
+        S->busy_ns[s] = S->end_ns[s] = S->last_bwd_start[s] = 0;
+        S->held[s] = S->held_max[s] = 0;
+        S->held_at[s] = 0;
+    }
+    S->eng = engine_create(1024);
+    for (int s = 0; s < c->P; s++)
+        engine_at(S->eng, 0, on_arrive, S, (uint64_t)s);
+    if (S->W) { /* the queue and the workers as the last step left them */
+        for (int i = 0; i < c->M + S->Q; i++)
+            S->ready[i] = i < S->Q ? S->carry[i] : -1;
+        for (int i = 0; i < S->Q && i < c->M; i++)
+            engine_at(S->eng, S->ready[i], on_arrive, S, 0);
+        memcpy(S->wfree, S->wcarry, sizeof(int64_t) * (size_t)S->W);
+        S->copy_free = S->copy_carry;
+    }
+    engine_run(S->eng, INT64_MAX);
+    int64_t end = 0;
+    for (int s = 0; s < c->P; s++) {
+        if (S->next[s] != S->n_items[s])
+            c->failed = 1; /* a dependency never resolved */
+        if (S->end_ns[s] > end)
+            end = S->end_ns[s];
+    }
+    return end;
+}
+
+static void sim_free(sim *S)
+{
+    if (S->order)
+        for (int s = 0; s < S->c->P; s++)
+            free(S->order[s]);
+    free(S->order);
+    free(S->vc);
+    free(S->p2p_fwd);
+    free(S->p2p_bwd);
+    free(S->n_items);
+    free(S->next);
+    free(S->busy);
+    free(S->fwd_in);
+    free(S->bwd_in);
+    free(S->busy_ns);
+    free(S->end_ns);
+    free(S->last_bwd_start);
+    free(S->ready);
+    free(S->wfree);
+    free(S->carry);
+    free(S->wcarry);
+    free(S->held);
+    free(S->held_max);
+    free(S->held_at);
+    engine_destroy(S->eng);
+}
+
+static int sim_alloc(sim *S, ctx *c)
+{
+    int P = c->P, V = c->V, M = c->M;
+    S->c = c;
+    S->vc = calloc((size_t)P * V, sizeof *S->vc);
+    S->p2p_fwd = calloc((size_t)P, sizeof(double));
+    S->p2p_bwd = calloc((size_t)P, sizeof(double));
+    S->order = calloc((size_t)P, sizeof *S->order);
+    S->n_items = calloc((size_t)P, sizeof(int));
+    S->next = calloc((size_t)P, sizeof(int));
+    S->busy = calloc((size_t)P, sizeof(bool));
+    S->fwd_in = malloc(sizeof(int64_t) * (size_t)P * V * M);
+    S->bwd_in = malloc(sizeof(int64_t) * (size_t)P * V * M);
+    S->busy_ns = calloc((size_t)P, sizeof(int64_t));
+    S->end_ns = calloc((size_t)P, sizeof(int64_t));
+    S->last_bwd_start = calloc((size_t)P, sizeof(int64_t));
+    S->held = calloc((size_t)P, sizeof(int));
+    S->held_max = calloc((size_t)P, sizeof(int));
+    S->held_at = calloc((size_t)P, sizeof(int64_t));
+    if (!S->vc || !S->order || !S->fwd_in || !S->bwd_in || !S->busy_ns ||
+        !S->held || !S->held_max || !S->held_at)
+        return -1;
+    for (int s = 0; s < P; s++) {
+        S->order[s] = malloc(sizeof(sched_item) * (size_t)(2 * M * V));
+        if (!S->order[s])
+            return -1;
+        S->n_items[s] = sched_order(c->p->schedule, P, s, M, V, S->order[s]);
+        if (S->n_items[s] < 0)
+            return err_set(c->e, "the interleaved schedule needs the number "
+                                 "of microbatches (%d) to be a multiple of "
+                                 "--pp %d (Megatron-LM's rule)", M, P);
+    }
+#ifdef LLMSIM_CHECK
+    if (c->in->gpu && c->in->overhead) {
+        mem_result r;
+        mem_train_breakdown(c->m, c->p, c->in->overhead, &r);
+        S->oom = r.total > c->in->gpu->memory_bytes; /* cmd_train's "fits" */
+    }
+#endif
+    return 0;
+}
+
+/* ---- data parallelism and the optimizer --------------------------------- */
+
+/* Gradient reduction and parameter gather of one stage, on its
+ * communication stream: (bucketed, time of each bucket), returning the
+ * reduce part (overlappable with the last backward) and the gather part
+ * (after the optimizer). */
+static void dp_cost(ctx *c, double params, double *reduce, double *gather,
+                    double *gather_first)
+{
+    const mem_train *p = c->p;
+    *reduce = *gather = *gather_first = 0;
+    if (p->dp < 2 || p->zero >= 3) /* ZeRO-3: per layer, in the passes */
+        return;
+    double gb = mem_grad_bytes_per_param(p);
+    double total = params * gb;
+    double bucket = p->bucket_bytes > 0 ? p->bucket_bytes : total;
+    int nb = (int)ceil(total / bucket);
+    double last = total - (nb - 1) * bucket;
+    coll_op red = p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
+    *reduce = (nb - 1) * coll_s(c, red, 1, bucket) + coll_s(c, red, 1, last);
+    if (p->zero >= 1) {
+        /* the updated 16-bit parameters, gathered back (ZeRO-3: once for
+         * the forward and once for the backward of the next step) */
+        double pb = params * 2;
+        int ng = (int)ceil(pb / bucket);
+        double first = coll_s(c, COLL_ALL_GATHER, 1, ng > 1 ? bucket : pb);
+        double g = (ng - 1) * coll_s(c, COLL_ALL_GATHER, 1, bucket) +
+                   coll_s(c, COLL_ALL_GATHER, 1, pb - (ng - 1) * bucket);
+        *gather = p->zero >= 3 ? 2 * g : g;
+        *gather_first = p->zero >= 3 ? 2 * first : first;
+    }
+}
+
+void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
+                     double hbm_per_wire, double mem_frac, double compute_s,
+                     double comm_s, train_interference *out)
+{
+    memset(out, 0, sizeof *out);
+    if (busbw_Bps <= 0 || comm_s <= 0 || compute_s <= 0)
+        return;
+    double sm_part = 0;
+    if (g->sm_count > 0 && ch_Bps > 0) {
+        int ch = (int)ceil(busbw_Bps / ch_Bps);
+        if (ch > g->sm_count / 2)
+            ch = g->sm_count / 2;
+        out->comm_sms = ch;
+        sm_part = (double)ch / (g->sm_count - ch);
+    }
+    out->hbm_frac = busbw_Bps * hbm_per_wire / g->mem_bw_Bps;
+    if (out->hbm_frac > 0.9)
+        out->hbm_frac = 0.9;
+    double hbm_part = out->hbm_frac / (1 - out->hbm_frac);
+    double s = (1 - mem_frac) * sm_part + mem_frac * hbm_part;
+    out->slowdown = s;
+    /* the overlapped work runs at 1/(1+s) until the collective ends */
+    double a = compute_s * s, b = comm_s * s / (1 + s);
+    out->extra_s = a < b ? a : b;
+}
+
+/* Interference of one stage's gradient reduction with its last backward. */
+static void dp_interference(ctx *c, int s, const vcost *v, double params,
+                            double red_s, double compute_s,
+                            train_interference *out)
+{
+    const mem_train *p = c->p;
+    memset(out, 0, sizeof *out);
+    if (p->dp < 2 || red_s <= 0 || c->in->free_comm)
+        return;
+    coll_op op = p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
+    double bytes = params * mem_grad_bytes_per_param(p);
+    double busbw = bytes / red_s * coll_busbw_factor(op, p->dp);
+    train_interfere(c->in->gpu, busbw, dp_channel_Bps(c, s),
+                    op == COLL_ALL_REDUCE ? 2.5 : 3, v->mem_frac, compute_s,
+                    red_s, out);
+}
+
+static double optimizer_s(ctx *c, double params)
+{
+    const mem_train *p = c->p;
+    double shard = p->zero >= 1 ? params / ((double)p->dp * p->cp) : params;
+    cost_op op = {.kind = OP_OPTIMIZER, .dt = DT_FP32, .elems = shard};
+    return op_s(c, &op);
+}
+
+/* ---- the whole step ------------------------------------------------------ */
+
+static int check_inputs(const train_input *in, llm_err *e)
+{
+    const mem_train *p = in->plan;
+    if (mem_train_check(in->m, p, e))
+        return -1;
+    int need = mem_train_gpus(p);
+    int have = in->gpus > 0 && in->gpus < in->t->ngpu ? in->gpus : in->t->ngpu;
+    if (need != have)
+        return err_set(e, "tp %d x pp %d x dp %d x cp %d = %d GPUs, but %s%s "
+                          "has %d (expected equal: change the plan or --nodes)",
+                       p->tp, p->pp, p->dp, p->cp, need, in->t->name,
+                       have < in->t->ngpu ? " (gpus =)" : "", have);
+    if (p->global_batch > 0 && p->global_batch % (p->micro_batch * p->dp))
+        return err_set(e, "--global-batch %d is not a multiple of micro-batch "
+                          "x dp = %d", p->global_batch, p->micro_batch * p->dp);
+    return 0;
+}
+
+/* Trained parameters per GPU on stage s: its chunks' (virtual stages s,
+ * s + P, ...). */
+static double stage_params(const ctx *c, const sim *S, int s)
+{
+    double params = 0;
+    for (int k = 0; k < c->V; k++)
+        params += S->vc[k * c->P + s].params;
+    return params;
+}
+
+/* LoRA: the frozen base's parameters per GPU on stage s. */
+static double stage_frozen(const ctx *c, const sim *S, int s)
+{
+    double frozen = 0;
+    for (int k = 0; k < c->V; k++)
+        frozen += S->vc[k * c->P + s].frozen;
+    return frozen;
+}
+
+/* Data-parallel bytes a GPU of a stage sends per pass (train_dp_bytes of
+ * its trained parameters).  LoRA with ZeRO-3: the two gathers move every
+ * weight, the reduce-scatter only the adapters' gradients. */
+static double stage_dp_bytes(const mem_train *p, double trained,
+                             double frozen)
+{
+    if (frozen <= 0 || p->zero < 3)
+        return train_dp_bytes(p, trained, 2);
+    return (train_dp_bytes(p, trained, 2) +
+            2 * train_dp_bytes(p, trained + frozen, 2)) / 3;
+}
+
+/* After the pipeline: each stage's gradient reduction from its last
+ * backward on (or after it), the optimizer, the parameter gather; the step
+ * ends with the last stage to finish, whose exposed data-parallel time and
+ * interference are returned. */
+static double finish_step(ctx *c, const sim *S, double *dp_start,
+                          double *dp_len, double *dp_exposed,
+                          train_interference *crit_inf)
+{
+    const mem_train *p = c->p;
+    double step = 0;
+    *dp_exposed = 0;
+    memset(crit_inf, 0, sizeof *crit_inf);
+    for (int s = 0; s < c->P; s++) {
+        double params = stage_params(c, S, s);
+        double red, gat, gat_first;
+        dp_cost(c, params, &red, &gat, &gat_first);
+        if (p->overlap_param_gather && gat > 0) {
+            /* the next step's first forward waits for the first bucket;
+             * the rest arrive while that microbatch's forward runs */
+            double fwd = 0;
+            for (int k = 0; k < c->V; k++)
+                fwd += S->vc[k * c->P + s].fwd;
+            gat = gat - fwd > gat_first ? gat - fwd : gat_first;
+        }
+        double comp_end = S->end_ns[s] * 1e-9;
+        /* overlapped with the last backward (Megatron's distributed DDP),
+         * or after it (the "local" DDP of the SC21 runs) */
+        dp_start[s] = p->no_overlap_grad_reduce ? comp_end
+                                                : S->last_bwd_start[s] * 1e-9;
+        dp_len[s] = red;
+        train_interference inf;
+        dp_interference(c, s, &S->vc[s], params, red, comp_end - dp_start[s],
+                        &inf);
+        comp_end += inf.extra_s;
+        double red_end = dp_start[s] + red;
+        double opt = optimizer_s(c, params);
+        double end = (red_end > comp_end ? red_end : comp_end) + opt + gat;
+        if (end > step) {
+            step = end;
+            *dp_exposed = end - comp_end - opt;
+            *crit_inf = inf;
+        }
+    }
+    return step;
+}
+
+void train_loader_defaults(train_loader *l)
+{
+    /* PyTorch's prefetch_factor 2; int64 token ids and labels */
+    *l = (train_loader){.workers = 0, .sample_s = 0, .prefetch = 2,
+                        .bytes_per_token = 16};
+}
+
+/* Runs step after step until the loader's queue and workers start each
+ * step as the previous one left them (the periodic steady state); first
+ * once with data always ready, for the comparison. */
+static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
+                               train_result *r)
+{
+    const mem_train *p = c->p;
+    S->Q = l->prefetch * l->workers;
+    S->item_ns = ns(p->micro_batch * l->sample_s);
+    double bytes = (double)p->micro_batch * p->seq_len * l->bytes_per_token;
+    S->copy_ns = ns(bytes / (gpu_pcie_Bps(c->in->gpu) *
+                             c->in->coll->link_eff[LINK_PCIE]));
+    size_t n = (size_t)(c->M + S->Q);
+    S->ready = calloc(n, sizeof(int64_t));
+    S->carry = calloc((size_t)S->Q, sizeof(int64_t));
+    S->wfree = calloc((size_t)l->workers, sizeof(int64_t));
+    S->wcarry = calloc((size_t)l->workers, sizeof(int64_t));
+    double *a = calloc((size_t)c->P, sizeof(double));
+    double *b = calloc((size_t)c->P, sizeof(double));
+    int rc = 0;
+    if (!S->ready || !S->carry || !S->wfree || !S->wcarry || !a || !b)
+        rc = err_set(c->e, "out of memory");
+    double x;
+    train_interference inf;
+    if (rc == 0) {
+        S->t_pipe_no_input = run_pipeline(S);
+        engine_destroy(S->eng);
+        S->eng = NULL;
+        r->step_no_input_wait_s = finish_step(c, S, a, b, &x, &inf);
+    }
+    S->W = l->workers;
+    r->loader_need_s = c->M * (S->item_ns * 1e-9) / S->W;
+    /* a loader whose rate does not divide the step evenly settles into a
+     * cycle of several different steps: the step is their mean */
+    enum { ITERS = 128, TAIL = 120 };
+    double sum = 0;
+    int counted = 0;
+    for (int iter = 0; rc == 0 && iter < ITERS; iter++) {
+        run_pipeline(S);
+        engine_destroy(S->eng);
+        S->eng = NULL;
+        double st = finish_step(c, S, a, b, &x, &inf);
+        int64_t step = ns(st);
+        if (iter >= ITERS - TAIL) {
+            sum += st;
+            counted++;
+        }
+        bool same = true;
+        for (int i = 0; i < S->Q; i++) {
+            int64_t v = S->ready[c->M + i] - step;
+            v = v > 0 ? v : 0;
+            same = same && v == S->carry[i];
+            S->carry[i] = v;
+        }
+        for (int w = 0; w < S->W; w++) {
+            int64_t v = S->wfree[w] - step;
+            v = v > 0 ? v : 0;
+            same = same && v == S->wcarry[w];
+            S->wcarry[w] = v;
+        }
+        int64_t v = S->copy_free - step;
+        S->copy_carry = v > 0 ? v : 0;
+        if (same) { /* a fixed point: every step is this one */
+            sum = st;
+            counted = 1;
+            break;
+        }
+    }
+    r->loader_step_s = counted ? sum / counted : 0;
+    free(a);
+    free(b);
+    return rc;
+}
+
+/* ---- link load over the step --------------------------------------------- */
+
+/* Adds `count` x the bytes one `op` of `bytes` puts on each link, for the
+ * representative group of a kind on stage 0 (every group with --full). */
+static int link_coll(ctx *c, coll_op op, int group, double bytes,
+                     double count, double *tmp, double *acc)
+{
+    int L = c->in->t->nlink;
+    if (group_size(c->p, group) < 2 || bytes <= 0 || count <= 0)
+        return 0;
+    const struct cached *k = coll_choose(c, op, group, bytes);
+    if (!k)
+        return -1;
+    memset(tmp, 0, sizeof(double) * (size_t)L);
+    double s;
+    int rc = groups_together(c, op, group, bytes, k->algo, k->proto,
+                             c->in->full ? groups_of(c->p, group) : 1, &s, tmp);
+    for (int l = 0; rc == 0 && l < L; l++)
+        acc[l] += count * tmp[l];
+    return rc;
+}
+
+static double moe_layers_on_stage0(const ctx *c)
+{
+    const model_spec *m = c->m;
+    int per = m->layers / (c->P * c->V), n = 0;
+    for (int k = 0; k < c->V; k++)
+        for (int l = k * c->P * per; l < (k * c->P + 1) * per; l++)
+            n += m->moe_experts > 0 && l >= m->moe_dense_layers;
+    return n;
+}
+
+static int by_utilization(const void *a, const void *b)
+{
+    const train_link_use *x = a, *y = b;
+    return x->utilization < y->utilization   ? 1
+           : x->utilization > y->utilization ? -1
+                                             : x->link - y->link;
+}
+
+/* Every kind of traffic of one step on stage 0's groups, by link: TP
+ * collectives (4 per layer and microbatch, 6 with full recompute), EP
+ * all-to-alls, CP ring exchanges, the gradient reduction and parameter
+ * gathers, pipeline sends both ways. */
+static int link_load(ctx *c, const sim *S, double step, train_result *r)
+{
+    const mem_train *p = c->p;
+    const topo *t = c->in->t;
+    int L = t->nlink;
+    double *acc = calloc((size_t)COMM_KINDS * L, sizeof(double));
+    double *tmp = calloc((size_t)L, sizeof(double));
+    if (!acc || !tmp) {
+        free(acc);
+        free(tmp);
+        return err_set(c->e, "out of memory");
+    }
+    double act = c->tokens * c->m->hidden * 2;
+    double layers = (double)c->m->layers / c->P;
+    double passes = c->M * (p->recompute == RECOMPUTE_FULL ? 6.0 : 4.0);
+    double params = stage_params(c, S, 0);
+    double grads = params * mem_grad_bytes_per_param(p);
+    int rc = p->sp ? link_coll(c, COLL_REDUCE_SCATTER, 0, act, layers * passes,
+                               tmp, acc + COMM_TP * L) ||
+                         link_coll(c, COLL_ALL_GATHER, 0, act, layers * passes,
+                                   tmp, acc + COMM_TP * L)
+                   : link_coll(c, COLL_ALL_REDUCE, 0, act, layers * passes,
+                               tmp, acc + COMM_TP * L);
+    double imb = p->moe_imbalance > 1 ? p->moe_imbalance : 1;
+    rc = rc || link_coll(c, COLL_ALL_TO_ALL, 2,
+                         act * c->m->moe_active * imb, moe_layers_on_stage0(c) *
+                         passes, tmp, acc + COMM_EP * L);
+    rc = rc || link_coll(c, COLL_SEND_RECV, 3, cp_kv_bytes(c),
+                         layers * c->M * 3.0 * (p->cp - 1), tmp,
+                         acc + COMM_CP * L);
+    /* ZeRO-3 gathers twice and reduce-scatters once per microbatch */
+    double per = p->zero >= 3 ? c->M : 1;
+    rc = rc || link_coll(c, p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER,
+                         1, grads, per, tmp, acc + COMM_DP * L);
+    /* LoRA: ZeRO-1/2 gather the updated adapters, ZeRO-3 every weight */
+    double gathered = p->zero >= 3 ? params + stage_frozen(c, S, 0) : params;
+    if (p->zero >= 1)
+        rc = rc || link_coll(c, COLL_ALL_GATHER, 1, gathered * 2,
+                             p->zero >= 3 ? 2 * per : 1, tmp,
+                             acc + COMM_DP * L);
+    for (int way = 0; rc == 0 && c->P > 1 && way < 2; way++) {
+        memset(tmp, 0, sizeof(double) * (size_t)L);
+        p2p_s(c, way, 1 - way, tmp);
+        for (int l = 0; l < L; l++)
+            acc[COMM_PP * L + l] += (double)c->M * c->V * tmp[l];
+    }
+    /* the two busiest links of each kind, so that NVLink does not hide the
+     * NICs and the fabric */
+    for (int kind = 0; rc == 0 && kind < LINK_KIND_COUNT; kind++) {
+        train_link_use best[2] = {{.link = -1}, {.link = -1}};
+        for (int l = 0; l < L; l++) {
+            if ((int)t->link[l].kind != kind)
+                continue;
+            train_link_use u = {.link = l};
+            for (int k = 0; k < COMM_KINDS; k++) {
+                u.bytes_by_kind[k] = acc[k * L + l];
+                u.bytes += acc[k * L + l];
+            }
+            double bw = t->link[l].bw_Bps * c->in->coll->link_eff[kind];
+            if (u.bytes <= 0 || bw <= 0 || step <= 0)
+                continue;
+            u.utilization = u.bytes / (bw * step);
+            if (best[0].link < 0 || u.utilization > best[0].utilization) {
+                best[1] = best[0];
+                best[0] = u;
+            } else if (best[1].link < 0 || u.utilization > best[1].utilization) {
+                best[1] = u;
+            }
+        }
+        for (int i = 0; i < 2; i++)
+            if (best[i].link >= 0)
+                r->top_links[r->ntop_links++] = best[i];
+    }
+    qsort(r->top_links, (size_t)r->ntop_links, sizeof *r->top_links,
+          by_utilization);
+    free(acc);
+    free(tmp);
+    return rc;
+}
+
+/* A counter track per busy link: its load over the step, by kind. */
+static void trace_links(sim *S, const topo *t, double step,
+                        const train_result *r)
+{
+    int pid = S->c->P;
+    for (int i = 0; i < r->ntop_links; i++) {
+        const train_link_use *u = &r->top_links[i];
+        const topo_link *L = &t->link[u->link];
+        char name[96];
+        snprintf(name, sizeof name, "%s -> %s (%s)", t->dev[L->src].name,
+                 t->dev[L->dst].name, topo_link_kind_name(L->kind));
+        for (int end = 0; end < 2; end++) {
+            json_t *ev = json_object(), *a = json_object();
+            json_object_set_new(ev, "name", json_string(name));
+            json_object_set_new(ev, "ph", json_string("C"));
+            json_object_set_new(ev, "ts", json_real(end ? step * 1e6 : 0));
+            json_object_set_new(ev, "pid", json_integer(pid));
+            for (int k = 0; k < COMM_KINDS; k++)
+                if (u->bytes_by_kind[k] > 0)
+                    json_object_set_new(
+                        a, train_comm_names[k],
+                        json_real(end ? 0
+                                      : 100 * u->utilization *
+                                            u->bytes_by_kind[k] / u->bytes));
+            json_object_set_new(ev, "args", a);
+            json_array_append_new(S->trace, ev);
+        }
+    }
+    json_t *pn = json_object(), *b = json_object();
+    json_object_set_new(pn, "name", json_string("process_name"));
+    json_object_set_new(pn, "ph", json_string("M"));
+    json_object_set_new(pn, "pid", json_integer(pid));
+    json_object_set_new(b, "name",
+                        json_string("busiest links (% utilized over the step)"));
+    json_object_set_new(pn, "args", b);
+    json_array_append_new(S->trace, pn);
+}
+
+static int write_trace(sim *S, const train_input *in, const double *dp_start,
+                       const double *dp_len, double step,
+                       const train_result *r, llm_err *e)
+{
+    if (r->ntop_links > 0)
+        trace_links(S, in->t, step, r);
+    for (int s = 0; s < S->c->P; s++) {
+        if (dp_len[s] <= 0)
+            continue;
+        json_t *ev = json_object();
+        json_object_set_new(ev, "name", json_string("DP gradient reduce"));
+        json_object_set_new(ev, "cat", json_string("communication"));
+        json_object_set_new(ev, "ph", json_string("X"));
+        json_object_set_new(ev, "ts", json_real(dp_start[s] * 1e6));
+        json_object_set_new(ev, "dur", json_real(dp_len[s] * 1e6));
+        json_object_set_new(ev, "pid", json_integer(s));
+        json_object_set_new(ev, "tid", json_integer(1));
+        json_array_append_new(S->trace, ev);
+    }
+    for (int s = 0; s < S->c->P; s++)
+        for (int k = 0; k < 2; k++) {
+            json_t *m = json_object();
+            json_object_set_new(m, "name", json_string("thread_name"));
+            json_object_set_new(m, "ph", json_string("M"));
+            json_object_set_new(m, "pid", json_integer(s));
+            json_object_set_new(m, "tid", json_integer(k));
+            json_t *a = json_object();
+            json_object_set_new(a, "name", json_string(k ? "communication stream"
+                                                         : "compute stream"));
+            json_object_set_new(m, "args", a);
+            json_array_append_new(S->trace, m);
+            json_t *pn = json_object();
+            char label[64];
+            int g0 = rank_of(S->c->p, 0, 0, 0, s);
+            int g1 = rank_of(S->c->p, S->c->p->tp - 1, 0, 0, s);
+            if (g0 == g1)
+                snprintf(label, sizeof label, "pipeline stage %d (GPU %d)", s,
+                         g0);
+            else
+                snprintf(label, sizeof label,
+                         "pipeline stage %d (GPUs %d-%d, its TP group)", s, g0,
+                         g1);
+            json_object_set_new(pn, "name", json_string("process_name"));
+            json_object_set_new(pn, "ph", json_string("M"));
+            json_object_set_new(pn, "pid", json_integer(s));
+            json_t *b = json_object();
+            json_object_set_new(b, "name", json_string(label));
+            json_object_set_new(pn, "args", b);
+            json_array_append_new(S->trace, pn);
+        }
+    json_t *root = json_object();
+    json_object_set_new(root, "traceEvents", json_incref(S->trace));
+    json_object_set_new(root, "displayTimeUnit", json_string("ms"));
+    util_outfile o;
+    int rc = util_out_open(&o, in->trace_path, e);
+    if (rc == 0) {
+        json_dumpf(root, o.fp, JSON_COMPACT);
+        rc = util_out_commit(&o, e);
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* Model FLOPs per token of one step, recompute excluded (what MFU
+ * counts; train.h).  Full training: 3 x forward (Narayanan et al. 2021).
+ * LoRA computes no weight gradient of the base: the forward, the data
+ * gradients of every matmul (the dense part of the forward once more,
+ * output layer included), attention's backward (2 x its forward, as in
+ * the 3x convention) and the adapters' 3 x 2 FLOPs per parameter. */
+static double step_flops_per_token(const model_spec *m, const mem_train *p)
+{
+    double fwd = model_flops_per_token_fwd(m, p->seq_len);
+    if (p->lora_rank <= 0)
+        return 3 * fwd;
+    double dense = model_flops_per_token_dense(m);
+    return fwd + dense + 2 * (fwd - dense) +
+           6 * mem_lora_params_total(m, p->lora_rank);
+}
+
+/* The plan's shape for costing: stages, chunks, microbatches, tokens. */
+static int ctx_init(ctx *c, const train_input *in, llm_err *e)
+{
+    if (check_inputs(in, e))
+        return -1;
+    const mem_train *p = in->plan;
+    *c = (ctx){.in = in, .m = in->m, .p = p, .P = p->pp,
+               .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
+    c->M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
+                               : p->pp;
+    c->tokens = (double)p->seq_len / p->cp * p->micro_batch;
+    c->dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
+    if (!gpu_supports_dtype(in->gpu, c->dt, NULL) && c->dt == DT_FP8)
+        return err_set(e, "--precision fp8 on %s: no FP8 tensor cores",
+                       in->gpu->name);
+    return 0;
+}
+
+int train_simulate(const train_input *in, train_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    ctx c;
+    if (ctx_init(&c, in, e))
+        return -1;
+    const mem_train *p = in->plan;
+    sim S;
+    memset(&S, 0, sizeof S);
+    if (sim_alloc(&S, &c)) {
+        sim_free(&S);
+        return e->msg[0] ? -1 : err_set(e, "out of memory");
+    }
+    for (int vs = 0; vs < c.P * c.V && !c.failed; vs++)
+        vstage_cost(&c, vs, &S.vc[vs]);
+    for (int s = 0; s < c.P && !c.failed; s++) {
+        /* next and previous virtual stages live on s+1 and s-1 (mod P) */
+        S.p2p_fwd[s] = p2p_s(&c, s, (s + 1) % c.P, NULL);
+        S.p2p_bwd[s] = p2p_s(&c, s, (s + c.P - 1) % c.P, NULL);
+    }
+    if (c.failed) {
+        sim_free(&S);
+        return -1;
+    }
+    if (in->loader && in->loader->workers > 0 &&
+        loader_steady_state(&c, &S, in->loader, r)) {
+        sim_free(&S);
+        return -1;
+    }
+    /* once with free pipeline transfers, to see what they expose */
+    S.free_p2p = true;
+    int64_t t_free = run_pipeline(&S);
+    r->events += engine_events_run(S.eng);
+    engine_destroy(S.eng);
+    S.free_p2p = false;
+    if (in->trace_path)
+        S.trace = json_array();
+    util_outfile tl;
+    if (in->timeline_path) {
+        if (util_out_open(&tl, in->timeline_path, e)) {
+            sim_free(&S);
+            return -1;
+        }
+        S.timeline = tl.fp;
+        fprintf(tl.fp, "stage,kind,microbatch,chunk,start_ms,end_ms\n");
+    }
+    int64_t t_pipe = run_pipeline(&S);
+    r->events += engine_events_run(S.eng);
+    if (c.failed) {
+        if (S.timeline)
+            util_out_abort(&tl);
+        sim_free(&S);
+        json_decref(S.trace);
+        return err_set(e, "the pipeline deadlocked (internal error)");
+    }
+    if (S.timeline) {
+        S.timeline = NULL;
+        if (util_out_commit(&tl, e)) {
+            sim_free(&S);
+            json_decref(S.trace);
+            return -1;
+        }
+    }
+
+    double *dp_start = calloc((size_t)c.P, sizeof(double));
+    double *dp_len = calloc((size_t)c.P, sizeof(double));
+    double dp_exposed = 0, busy_max = 0;
+    double step = finish_step(&c, &S, dp_start, dp_len, &dp_exposed,
+                              &r->interference);
+    if (S.W) {
+        if (r->loader_step_s > 0)
+            step = r->loader_step_s;
+        double w = step - r->step_no_input_wait_s;
+        r->input_wait_s = w > 0 ? w : 0;
+        r->input_bound = r->input_wait_s > 1e-6 * step;
+    }
+    for (int s = 0; s < c.P; s++) {
+        double params = stage_params(&c, &S, s);
+        if (S.busy_ns[s] * 1e-9 > busy_max)
+            busy_max = S.busy_ns[s] * 1e-9;
+        r->dp_bytes_per_gpu += stage_dp_bytes(p, params,
+                                              stage_frozen(&c, &S, s)) /
+                               c.P * (p->zero >= 3 ? c.M : 1);
+    }
+    if (!in->free_comm && link_load(&c, &S, step, r))
+        c.failed = 1;
+    if (!c.failed && in->trace_path &&
+        write_trace(&S, in, dp_start, dp_len, step, r, e))
+        c.failed = 1;
+    free(dp_start);
+    free(dp_len);
+    if (c.failed) {
+        json_decref(S.trace);
+        sim_free(&S);
+        return -1;
+    }
+
+    /* the report */
+    int gpus = mem_train_gpus(p);
+    double seqs = (double)c.M * p->micro_batch * p->dp;
+    double tokens = seqs * p->seq_len;
+    double fwd = model_flops_per_token_fwd(in->m, p->seq_len);
+    double attn = fwd - model_flops_per_token_dense(in->m);
+    double model_flops = step_flops_per_token(in->m, p) * tokens;
+    /* full recompute replays the adapters' forward too */
+    double lora_fwd = p->lora_rank > 0
+                          ? 2 * mem_lora_params_total(in->m, p->lora_rank)
+                          : 0;
+    double re = p->recompute == RECOMPUTE_FULL ? fwd + lora_fwd
+                : p->recompute == RECOMPUTE_SELECTIVE ? attn
+                                                      : 0;
+    double peak = in->gpu->peak_flops[c.dt];
+    r->step_s = step;
+    r->microbatches = c.M;
+    r->tokens_per_s = tokens / step;
+    r->samples_per_s = seqs / step;
+    r->model_tflops_per_gpu = model_flops / step / gpus / 1e12;
+    r->hw_tflops_per_gpu = (model_flops + re * tokens) / step / gpus / 1e12;
+    r->mfu = model_flops / step / gpus / peak;
+    /* the schedule's own bubble, not the waits for input */
+    int64_t span = S.W ? S.t_pipe_no_input : t_pipe;
+    r->bubble_fraction = busy_max > 0 ? (span * 1e-9 - busy_max) / busy_max
+                                      : 0;
+    const vcost *v0 = &S.vc[0];
+    double tp = 0, ep = 0, cp = 0;
+    double fsdp = 0;
+    for (int vs = 0; vs < c.P * c.V; vs += c.P) { /* stage 0's chunks */
+        fsdp += S.vc[vs].fsdp + 2 * S.vc[vs].fsdp_first;
+        tp += S.vc[vs].tp;
+        ep += S.vc[vs].ep;
+        cp += S.vc[vs].cp;
+    }
+    double rec = p->recompute == RECOMPUTE_FULL ? 1.5 : 1.0;
+    r->exposed_comm_s[COMM_TP] = tp * c.M * rec;
+    r->exposed_comm_s[COMM_EP] = ep * c.M * rec;
+    r->exposed_comm_s[COMM_CP] = cp * c.M * rec;
+    r->exposed_comm_s[COMM_PP] = (t_pipe - t_free) * 1e-9;
+    r->exposed_comm_s[COMM_DP] = (dp_exposed > 0 ? dp_exposed : 0) +
+                                 fsdp * c.M;
+    r->fwd_s = v0->fwd;
+    r->bwd_s = v0->bwd;
+    /* nvidia-smi's GPU-Util: any kernel running (NCCL ones included) */
+    double active = busy_max + r->interference.extra_s +
+                    (dp_exposed > 0 ? dp_exposed : 0) +
+                    optimizer_s(&c, v0->params);
+    r->gpu_util = active / step > 1 ? 1 : active / step;
+    r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);
+    mem_train_breakdown(in->m, p, in->overhead, &r->memory);
+    r->memory_peak_bytes = r->memory.total;
+    /* the peak as the schedule ran: when the most activations were held */
+    int ps = r->memory.stage >= 0 && r->memory.stage < c.P ? r->memory.stage : 0;
+    r->chunks_held = S.held_max[ps];
+    r->memory_peak_at_s = S.held_at[ps] * 1e-9;
+    for (int s = 0; s < c.P && s < TRAIN_MAX_STAGES; s++)
+        r->chunks_held_by_stage[s] = S.held_max[s];
+    json_decref(S.trace);
+    sim_free(&S);
+    return c.failed ? -1 : 0;
+}
+
+/* ---- the fast path (search) --------------------------------------------- */
+
+/* The step from the same per-microbatch costs as train_simulate, without
+ * the engine: the busiest stage runs M microbatches of all its chunks, the
+ * pipeline fills and drains over (P-1)/V of a stage's microbatch (Narayanan
+ * et al., SC21, eq. 2-3), one microbatch crosses every stage boundary twice
+ * on the critical path, and the data-parallel reduction of the stage with
+ * the most parameters shows where it outlasts the last backward chunk. */
+int train_estimate(const train_input *in, train_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    ctx c;
+    if (ctx_init(&c, in, e))
+        return -1;
+    const mem_train *p = in->plan;
+    int nv = c.P * c.V;
+    vcost *vc = calloc((size_t)nv, sizeof *vc);
+    if (!vc)
+        return err_set(e, "out of memory");
+    for (int vs = 0; vs < nv && !c.failed; vs++)
+        vstage_cost(&c, vs, &vc[vs]);
+    double p2p = c.P > 1 && !c.failed ? p2p_s(&c, 0, 1, NULL) : 0;
+    double stage_max = 0, pipe_fill = 0, dp_tail = 0;
+    for (int s = 0; s < c.P && !c.failed; s++) {
+        double f = 0, b = 0, params = 0;
+        for (int k = 0; k < c.V; k++) {
+            f += vc[k * c.P + s].fwd;
+            b += vc[k * c.P + s].bwd + vc[k * c.P + s].fsdp_first;
+            params += vc[k * c.P + s].params;
+        }
+        if (f + b > stage_max)
+            stage_max = f + b;
+        if ((f + b) / c.V > pipe_fill)
+            pipe_fill = (f + b) / c.V;
+        double red, gat, gat_first;
+        dp_cost(&c, params, &red, &gat, &gat_first);
+        double last_bwd = vc[s].bwd; /* chunk 0 of stage s runs last */
+        double tail = (red > last_bwd && !p->no_overlap_grad_reduce
+                           ? red - last_bwd
+                           : p->no_overlap_grad_reduce ? red : 0) +
+                      optimizer_s(&c, params) +
+                      (p->overlap_param_gather ? gat_first : gat);
+        if (tail > dp_tail)
+            dp_tail = tail;
+    }
+    double step = c.M * stage_max + (c.P - 1) * pipe_fill +
+                  2.0 * (nv - 1) * p2p + dp_tail;
+    int failed = c.failed;
+    double fwd0 = vc[0].fwd, bwd0 = vc[0].bwd;
+    free(vc);
+    if (failed)
+        return -1;
+    int gpus = mem_train_gpus(p);
+    double tokens = (double)c.M * p->micro_batch * p->dp * p->seq_len;
+    double model_flops = step_flops_per_token(in->m, p) * tokens;
+    r->step_s = step;
+    r->microbatches = c.M;
+    r->tokens_per_s = tokens / step;
+    r->samples_per_s = tokens / p->seq_len / step;
+    r->model_tflops_per_gpu = model_flops / step / gpus / 1e12;
+    r->mfu = model_flops / step / gpus / in->gpu->peak_flops[c.dt];
+    r->bubble_fraction = c.M > 0 ? (c.P - 1) * pipe_fill / (c.M * stage_max)
+                                 : 0;
+    r->fwd_s = fwd0;
+    r->bwd_s = bwd0;
+    mem_train_breakdown(in->m, p, in->overhead, &r->memory);
+    r->memory_peak_bytes = r->memory.total;
+    return 0;
+}
