@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "fuzz_util.h"
-#include "tsv.h"
+#include "base/tsv.h"
 
 static const char *const tables[7] = {"gemm.tsv", "hbm.tsv", "attention.tsv",
                                       "launch.tsv", "power.tsv",

@@ -1,6 +1,6 @@
 /* Fuzz target: a compare file (configs/compare-*.cfg) through
  * cmd_compare_load, the loader of `llmsim compare`. */
-#include "cmd_compare.h"
+#include "cli/cmd_compare.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,6 @@
 /* Fuzz target: a GPU catalog in the topologies/gpus.cfg format through
  * cfg_load_gpus, and a name lookup in what it loaded. */
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,6 @@
 /* Fuzz target: a Hugging Face config.json through cfg_load_hf_json (and
  * the sizes derived from the model it makes). */
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
-#include "wl.h"
+#include "serve/wl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

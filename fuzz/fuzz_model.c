@@ -1,7 +1,7 @@
 /* Fuzz target: a llmsim model file (models/NAME.cfg) through
  * cfg_load_model, then the derived sizes a valid model feeds everything
  * else (parameter counts, FLOPs, KV bytes), which must not overflow. */
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

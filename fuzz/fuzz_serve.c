@@ -5,9 +5,9 @@
  * would read whatever file the input names: fuzz_lens covers it). */
 #include <string.h>
 
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "fuzz_util.h"
-#include "wl.h"
+#include "serve/wl.h"
 
 static void length(const char *spec, int col)
 {

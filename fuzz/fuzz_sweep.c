@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd_sweep.h"
+#include "cli/cmd_sweep.h"
 #include "fuzz_util.h"
-#include "sweep.h"
+#include "decide/sweep.h"
 
 static void points(const sweep_spec *s)
 {

@@ -9,7 +9,7 @@
  * `llmsim topo` builds them. */
 #include <string.h>
 
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "fuzz_util.h"
 
 #define MAX_DEVICES 4096L

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "fuzz_util.h"
-#include "wl.h"
+#include "serve/wl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
  * become --set overrides, so cfgu_apply_set is fuzzed on the same file. */
 #include <string.h>
 
-#include "cfg.h"
+#include "cfg/cfg.h"
 #include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int nsets = fz_find_sets(text, sets, 8);
     cfg_experiment x;
     memset(&x, 0, sizeof x);
-    mem_train_defaults(&x.plan);
+    plan_train_defaults(&x.plan);
     train_loader_defaults(&x.loader);
     llm_err e = {{0}};
     fz_report("experiment", cfg_load_experiment(p, sets, nsets, &x, &e), &e);

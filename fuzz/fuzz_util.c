@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "base/err.h"
 
 #ifndef FUZZ_REPO
 #define FUZZ_REPO "."

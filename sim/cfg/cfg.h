@@ -52,7 +52,7 @@ typedef struct cfg_experiment {
     char model[256], cluster[256];
     int nodes; /* 0 = as the cluster file says */
     int gpus;  /* the first gpus of the cluster (4 of a DGX H100); 0 = all */
-    mem_train plan;
+    plan_train plan;
     train_loader loader; /* input = { workers; sample_ms; prefetch;
                             bytes_per_token; } */
     topo_net net;        /* net = { nvlink_GBps; pcie_GBps; ib_gbps; } */

@@ -22,7 +22,7 @@ static const char *const plan_keys[] = {
     "flash_attn", "overlap_grad_reduce", "overlap_param_gather", "bucket_mb",
     "moe_imbalance", "microbatches", "lora_rank"};
 
-static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
+static int load_plan(cfgu *c, const config_setting_t *g, plan_train *p)
 {
     int sched = p->schedule, rec = p->recompute, opt = p->optimizer;
     char prec[16] = "";
@@ -39,10 +39,10 @@ static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
         cfgu_int(c, g, "micro_batch", false, 1, 1 << 20, &p->micro_batch) ||
         cfgu_int(c, g, "global_batch", false, 1, 1 << 26, &p->global_batch) ||
         cfgu_int(c, g, "seq_len", false, 1, 1 << 24, &p->seq_len) ||
-        cfgu_enum(c, g, "schedule", false, mem_schedule_names, 3, &sched) ||
+        cfgu_enum(c, g, "schedule", false, plan_schedule_names, 3, &sched) ||
         cfgu_int(c, g, "zero", false, 0, 3, &p->zero) ||
-        cfgu_enum(c, g, "recompute", false, mem_recompute_names, 3, &rec) ||
-        cfgu_enum(c, g, "optimizer", false, mem_optimizer_names, OPT_COUNT,
+        cfgu_enum(c, g, "recompute", false, plan_recompute_names, 3, &rec) ||
+        cfgu_enum(c, g, "optimizer", false, plan_optimizer_names, OPT_COUNT,
                   &opt) ||
         cfgu_str(c, g, "precision", false, prec, sizeof prec) ||
         cfgu_bool(c, g, "flash_attn", false, &flash) ||
@@ -53,9 +53,9 @@ static int load_plan(cfgu *c, const config_setting_t *g, mem_train *p)
         cfgu_int(c, g, "lora_rank", false, 0, 65536, &p->lora_rank) ||
         cfgu_double(c, g, "bucket_mb", false, 0.001, 1e6, &bucket))
         return -1;
-    p->schedule = (mem_schedule)sched;
-    p->recompute = (mem_recompute)rec;
-    p->optimizer = (mem_optimizer)opt;
+    p->schedule = (plan_schedule)sched;
+    p->recompute = (plan_recompute)rec;
+    p->optimizer = (plan_optimizer)opt;
     p->flash_attn = flash;
     p->no_overlap_grad_reduce = !overlap;
     p->bucket_bytes = bucket * MiB;

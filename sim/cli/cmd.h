@@ -111,7 +111,7 @@ int cmd_search_serve(const char *file, const char *const *sets, int nsets,
                      llm_err *e);
 
 /* {tp, pp, dp, cp, ep, sp, micro_batch, ..., precision} of a plan. */
-json_t *cmd_json_plan(const mem_train *p);
+json_t *cmd_json_plan(const plan_train *p);
 
 /* Shared getopt error text: "command: unknown option --x (did you mean
  * --y?)". */

@@ -326,7 +326,7 @@ json_t *cmd_json_link(const topo *t, int link, double bytes, double utilization)
     return o;
 }
 
-json_t *cmd_json_plan(const mem_train *p)
+json_t *cmd_json_plan(const plan_train *p)
 {
     json_t *o = json_object();
     json_object_set_new(o, "tp", json_integer(p->tp));
@@ -340,9 +340,9 @@ json_t *cmd_json_plan(const mem_train *p)
     json_object_set_new(o, "seq_len", json_integer(p->seq_len));
     json_object_set_new(o, "zero", json_integer(p->zero));
     json_object_set_new(o, "recompute",
-                        json_string(mem_recompute_names[p->recompute]));
+                        json_string(plan_recompute_names[p->recompute]));
     json_object_set_new(o, "schedule",
-                        json_string(mem_schedule_names[p->schedule]));
+                        json_string(plan_schedule_names[p->schedule]));
     json_object_set_new(o, "vpp", json_integer(p->vpp));
     json_object_set_new(o, "precision", json_string(dtype_name(p->precision)));
     if (p->lora_rank > 0)

@@ -235,7 +235,7 @@ static int run_training(const cmd_compare_file *f,
     if (search) {
         cfg_experiment x;
         memset(&x, 0, sizeof x);
-        mem_train_defaults(&x.plan);
+        plan_train_defaults(&x.plan);
         train_loader_defaults(&x.loader);
         const char *sets[64];
         int ns = 0;
@@ -256,7 +256,7 @@ static int run_training(const cmd_compare_file *f,
                            s.enumerated, s.dropped[SEARCH_MODEL_STATES],
                            s.dropped[SEARCH_ACTIVATIONS]);
         }
-        const mem_train *p = &s.ranked[0].plan;
+        const plan_train *p = &s.ranked[0].plan;
         args_set(&a, "parallel.tp=%ld", p->tp);
         args_set(&a, "parallel.pp=%ld", p->pp);
         args_set(&a, "parallel.dp=%ld", p->dp);
@@ -266,8 +266,8 @@ static int run_training(const cmd_compare_file *f,
         args_set(&a, "parallel.micro_batch=%ld", p->micro_batch);
         args_set(&a, "parallel.zero=%ld", p->zero);
         args_set(&a, "parallel.vpp=%ld", p->vpp);
-        args_str(&a, "parallel.recompute", mem_recompute_names[p->recompute]);
-        args_str(&a, "parallel.schedule", mem_schedule_names[p->schedule]);
+        args_str(&a, "parallel.recompute", plan_recompute_names[p->recompute]);
+        args_str(&a, "parallel.schedule", plan_schedule_names[p->schedule]);
         search_plan_name(p, o->train_plan, sizeof o->train_plan);
         search_free(&s);
     }
@@ -276,8 +276,8 @@ static int run_training(const cmd_compare_file *f,
     if (!search) {
         /* the plan as it ran, for its name */
         json_t *pj = json_object_get(o->train, "plan");
-        mem_train p;
-        mem_train_defaults(&p);
+        plan_train p;
+        plan_train_defaults(&p);
         int *ints[] = {&p.tp, &p.pp, &p.dp, &p.cp, &p.ep, &p.micro_batch,
                        &p.zero, &p.vpp};
         const char *keys[] = {"tp", "pp", "dp", "cp", "ep", "micro_batch",
@@ -286,11 +286,11 @@ static int run_training(const cmd_compare_file *f,
             *ints[k] = (int)json_integer_value(json_object_get(pj, keys[k]));
         int v;
         if (cmd_pick("recompute", json_string_value(json_object_get(pj,
-                     "recompute")), mem_recompute_names, 3, &v, e) == 0)
-            p.recompute = (mem_recompute)v;
+                     "recompute")), plan_recompute_names, 3, &v, e) == 0)
+            p.recompute = (plan_recompute)v;
         if (cmd_pick("schedule", json_string_value(json_object_get(pj,
-                     "schedule")), mem_schedule_names, 3, &v, e) == 0)
-            p.schedule = (mem_schedule)v;
+                     "schedule")), plan_schedule_names, 3, &v, e) == 0)
+            p.schedule = (plan_schedule)v;
         search_plan_name(&p, o->train_plan, sizeof o->train_plan);
     }
     return 0;
@@ -707,7 +707,7 @@ static int check_files(const cmd_compare_file *f, llm_err *e)
             } else {
                 cfg_experiment x;
                 memset(&x, 0, sizeof x);
-                mem_train_defaults(&x.plan);
+                plan_train_defaults(&x.plan);
                 rc = cfg_load_experiment(file, sets, ns, &x, e);
             }
             if (rc) {

@@ -53,8 +53,8 @@ static const char usage[] =
 typedef struct opts {
     const char *model, *gpus;
     int train, infer, recommend, json;
-    mem_train t;
-    mem_infer i;
+    plan_train t;
+    plan_infer i;
     mem_overhead o;
     int set_train_only, set_infer_only;
     const char *train_only_opt, *infer_only_opt;
@@ -155,21 +155,21 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case O_LORA: mark(o, 1, "--lora-rank"); return cmd_int_opt("--lora-rank", v, 0, 65536, &o->t.lora_rank, e);
     case O_RECOMP:
         mark(o, 1, "--recompute");
-        if (cmd_pick("--recompute", v, mem_recompute_names, 3, &k, e))
+        if (cmd_pick("--recompute", v, plan_recompute_names, 3, &k, e))
             return -1;
-        o->t.recompute = (mem_recompute)k;
+        o->t.recompute = (plan_recompute)k;
         return 0;
     case O_SCHED:
         mark(o, 1, "--schedule");
-        if (cmd_pick("--schedule", v, mem_schedule_names, 3, &k, e))
+        if (cmd_pick("--schedule", v, plan_schedule_names, 3, &k, e))
             return -1;
-        o->t.schedule = (mem_schedule)k;
+        o->t.schedule = (plan_schedule)k;
         return 0;
     case O_OPT:
         mark(o, 1, "--optimizer");
-        if (cmd_pick("--optimizer", v, mem_optimizer_names, OPT_COUNT, &k, e))
+        if (cmd_pick("--optimizer", v, plan_optimizer_names, OPT_COUNT, &k, e))
             return -1;
-        o->t.optimizer = (mem_optimizer)k;
+        o->t.optimizer = (plan_optimizer)k;
         return 0;
     case O_PREC:
         if (dtype_parse(v, &o->dtype_opt) != 0)
@@ -250,28 +250,28 @@ static void line(const char *what, double bytes, const char *how)
     printf("  %-24s %9.2f   %s\n", what, gib(bytes), how);
 }
 
-static void print_train_plan(const model_spec *m, const mem_train *p,
+static void print_train_plan(const model_spec *m, const plan_train *p,
                              const mem_result *r)
 {
     printf("%s (%s): %.2f B parameters, training in %s, %s\n", m->display,
            m->name, model_params_total(m) / 1e9, dtype_name(p->precision),
-           mem_optimizer_names[p->optimizer]);
+           plan_optimizer_names[p->optimizer]);
     printf("plan: tp %d, pp %d, dp %d, cp %d, ep %d (%d GPU%s)%s; micro-batch "
            "%d, %d microbatch%s/step, seq %d; %s%s; ZeRO-%d; recompute %s; "
            "FlashAttention %s\n",
-           p->tp, p->pp, p->dp, p->cp, p->ep, mem_train_gpus(p),
-           mem_train_gpus(p) > 1 ? "s" : "", p->sp ? ", sequence parallel" : "", p->micro_batch,
+           p->tp, p->pp, p->dp, p->cp, p->ep, plan_train_gpus(p),
+           plan_train_gpus(p) > 1 ? "s" : "", p->sp ? ", sequence parallel" : "", p->micro_batch,
            r->microbatches, r->microbatches > 1 ? "es" : "", p->seq_len,
-           mem_schedule_names[p->schedule],
+           plan_schedule_names[p->schedule],
            p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
-           p->zero, mem_recompute_names[p->recompute],
+           p->zero, plan_recompute_names[p->recompute],
            p->flash_attn ? "on" : "off");
     printf("peak on pipeline stage %d of %d (%d microbatch%s in flight "
            "there)\n\n",
            r->stage, p->pp, r->in_flight, r->in_flight > 1 ? "es" : "");
 }
 
-static void print_train(const model_spec *m, const mem_train *p,
+static void print_train(const model_spec *m, const plan_train *p,
                         const mem_overhead *o, const mem_result *r)
 {
     char how[200];
@@ -306,7 +306,7 @@ static void print_train(const model_spec *m, const mem_train *p,
              mem_optimizer_bytes_per_param(p),
              mem_weight_bytes_per_param(p->precision) == 4 ? ""
                                                            : "fp32 master + ",
-             mem_optimizer_names[p->optimizer],
+             plan_optimizer_names[p->optimizer],
              p->zero >= 1 ? " / dp x cp" : "");
     if (p->zero >= 1)
         snprintf(how + strlen(how), sizeof how - strlen(how), " = /%d", nd);
@@ -338,7 +338,7 @@ static void print_train(const model_spec *m, const mem_train *p,
     line("total", r->total, "");
 }
 
-static void print_infer(const model_spec *m, const mem_infer *p,
+static void print_infer(const model_spec *m, const plan_infer *p,
                         const mem_overhead *o, const mem_result *r)
 {
     char how[240];
@@ -545,8 +545,8 @@ static int recommend(const opts *o, const model_spec *m, const gpu_catalog *c)
         printf("Fewest GPUs that fit %s training (%s, %s, micro-batch %d, "
                "seq %d, recompute %s), cheapest first:\n\n",
                m->name, dtype_name(o->t.precision),
-               mem_optimizer_names[o->t.optimizer], o->t.micro_batch,
-               o->t.seq_len, mem_recompute_names[o->t.recompute]);
+               plan_optimizer_names[o->t.optimizer], o->t.micro_batch,
+               o->t.seq_len, plan_recompute_names[o->t.recompute]);
     else
         printf("Fewest GPUs that fit %s inference (%s weights, batch %d x "
                "context %d), cheapest first:\n\n",
@@ -681,10 +681,10 @@ static int report(const opts *o, const model_spec *m, gpu_catalog *cat,
 
 /* Inference defaults depend on the model (context, dtype): options left
  * at 0 take them once the model is loaded. */
-static void fill_infer_defaults(mem_infer *i, const model_spec *m)
+static void fill_infer_defaults(plan_infer *i, const model_spec *m)
 {
-    mem_infer d;
-    mem_infer_defaults(&d, m);
+    plan_infer d;
+    plan_infer_defaults(&d, m);
     int *fields[] = {&i->tp, &i->pp, &i->batch, &i->context, &i->block_size,
                      &i->max_batched_tokens, &i->quant_group};
     const int dflt[] = {d.tp, d.pp, d.batch, d.context, d.block_size,
@@ -699,7 +699,7 @@ static int run(int argc, char **argv, llm_err *e)
 {
     opts o;
     memset(&o, 0, sizeof o);
-    mem_train_defaults(&o.t);
+    plan_train_defaults(&o.t);
     mem_overhead_defaults(&o.o);
     o.i.kv_dtype = DT_COUNT;
     if (parse(argc, argv, &o, e))
@@ -720,8 +720,8 @@ static int run(int argc, char **argv, llm_err *e)
                EXIT_BAD_INPUT;
     /* --recommend alone checks each layout it tries, not the given one */
     bool check = o.gpus != NULL;
-    if (check && (o.train ? mem_train_check(&m, &o.t, e)
-                          : mem_infer_check(&m, &o.i, e)))
+    if (check && (o.train ? plan_train_check(&m, &o.t, e)
+                          : plan_infer_check(&m, &o.i, e)))
         return EXIT_BAD_INPUT;
     gpu_catalog cat;
     if (cmd_load_catalog(&cat, e))

@@ -123,7 +123,7 @@ static bool is_serving_file(const char *path, llm_err *e, int *rc)
 static int train_inputs(const qopts *o, cfg_experiment *x, llm_err *e)
 {
     memset(x, 0, sizeof *x);
-    mem_train_defaults(&x->plan);
+    plan_train_defaults(&x->plan);
     train_loader_defaults(&x->loader);
     if (o->file && cfg_load_experiment(o->file, o->sets, o->nsets, x, e))
         return -1;
@@ -139,10 +139,10 @@ static int train_inputs(const qopts *o, cfg_experiment *x, llm_err *e)
         x->plan.seq_len = o->seq;
     int k;
     if (o->opt) {
-        if (cmd_pick("--optimizer", o->opt, mem_optimizer_names, OPT_COUNT,
+        if (cmd_pick("--optimizer", o->opt, plan_optimizer_names, OPT_COUNT,
                      &k, e))
             return -1;
-        x->plan.optimizer = (mem_optimizer)k;
+        x->plan.optimizer = (plan_optimizer)k;
     }
     if (o->prec && (dtype_parse(o->prec, &x->plan.precision) ||
                     (x->plan.precision != DT_BF16 &&
@@ -208,9 +208,9 @@ static void why_train(const search_plan *a, const search_plan *b, char *buf,
 /* The runner-up of another shape (TP, PP, CP, EP), else the runner-up. */
 static const search_plan *rival(const search_result *s)
 {
-    const mem_train *w = &s->ranked[0].plan;
+    const plan_train *w = &s->ranked[0].plan;
     for (int i = 1; i < s->nranked; i++) {
-        const mem_train *p = &s->ranked[i].plan;
+        const plan_train *p = &s->ranked[i].plan;
         if (p->tp != w->tp || p->pp != w->pp || p->cp != w->cp ||
             p->ep != w->ep)
             return &s->ranked[i];
@@ -226,7 +226,7 @@ static void print_train(const cfg_experiment *x, const cmd_env *v,
            v->m.display, v->t->name, v->t->ngpu, v->t->gpu->name,
            x->plan.global_batch, x->plan.seq_len,
            dtype_name(x->plan.precision),
-           mem_optimizer_names[x->plan.optimizer]);
+           plan_optimizer_names[x->plan.optimizer]);
     printf("  %ld plans enumerated: %ld fit in %.0f GiB", s->enumerated,
            s->fitted, v->t->gpu->memory_bytes / GiB);
     for (int k = 0; k < SEARCH_REASONS; k++)

@@ -447,7 +447,7 @@ static int check_axes(const sopts *o, const sweep_spec *s, llm_err *e)
             } else {
                 cfg_experiment x;
                 memset(&x, 0, sizeof x);
-                mem_train_defaults(&x.plan);
+                plan_train_defaults(&x.plan);
                 rc = cfg_load_experiment(o->file, sets, n, &x, e);
             }
             if (rc)

@@ -71,14 +71,14 @@ typedef struct topts {
     int nsets;
     long nodes;
     int json, full, force;
-    mem_train plan;
+    plan_train plan;
     train_loader loader;
 } topts;
 
 static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
 {
     topts *o = ctx;
-    mem_train *p = &o->plan;
+    plan_train *p = &o->plan;
     int k = 0;
     double x;
     switch (ch) {
@@ -98,20 +98,20 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case T_VPP: return cmd_int_opt("--vpp", v, 1, 1024, &p->vpp, e);
     case T_LORA: return cmd_int_opt("--lora-rank", v, 0, 65536, &p->lora_rank, e);
     case T_RECOMP:
-        if (cmd_pick("--recompute", v, mem_recompute_names, 3, &k, e))
+        if (cmd_pick("--recompute", v, plan_recompute_names, 3, &k, e))
             return -1;
-        p->recompute = (mem_recompute)k;
+        p->recompute = (plan_recompute)k;
         return 0;
     case T_SCHED:
-        if (cmd_pick("--schedule", v, mem_schedule_names, 3, &k, e))
+        if (cmd_pick("--schedule", v, plan_schedule_names, 3, &k, e))
             return -1;
-        p->schedule = (mem_schedule)k;
+        p->schedule = (plan_schedule)k;
         return 0;
     case T_OPT:
-        if (cmd_pick("--optimizer", v, mem_optimizer_names, OPT_COUNT, &k,
+        if (cmd_pick("--optimizer", v, plan_optimizer_names, OPT_COUNT, &k,
                      e))
             return -1;
-        p->optimizer = (mem_optimizer)k;
+        p->optimizer = (plan_optimizer)k;
         return 0;
     case T_PREC:
         if (dtype_parse(v, &p->precision) != 0 ||
@@ -190,10 +190,10 @@ static int parse(int argc, char **argv, topts *o, bool final, llm_err *e)
 }
 
 static void print_human(const model_spec *m, const topo *t,
-                        const mem_train *p, const train_result *r)
+                        const plan_train *p, const train_result *r)
 {
     printf("%s on %s (%d of %d GPUs, %s): tp %d, pp %d, dp %d, cp %d, ep %d%s\n",
-           m->display, t->name, mem_train_gpus(p), t->ngpu,
+           m->display, t->name, plan_train_gpus(p), t->ngpu,
            t->gpu ? t->gpu->name : "?", p->tp, p->pp, p->dp, p->cp, p->ep,
            p->sp ? ", sequence parallel" : "");
     char lora[32] = "";
@@ -203,9 +203,9 @@ static void print_human(const model_spec *m, const topo *t,
            "tokens; %s%s; recompute %s; ZeRO-%d; %s%s\n\n",
            p->micro_batch, r->microbatches, p->dp,
            p->micro_batch * r->microbatches * p->dp, p->seq_len,
-           mem_schedule_names[p->schedule],
+           plan_schedule_names[p->schedule],
            p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
-           mem_recompute_names[p->recompute], p->zero,
+           plan_recompute_names[p->recompute], p->zero,
            dtype_name(p->precision), lora);
     printf("  step time          %10.3f s   (stage 0: forward %.2f ms, "
            "backward %.2f ms per microbatch)\n",
@@ -287,10 +287,10 @@ static double power_w_per_gpu(const train_result *r, const gpu_spec *g,
 }
 
 static json_t *as_json(const train_result *r, const topo *t,
-                       const mem_train *p, double idle_w)
+                       const plan_train *p, double idle_w)
 {
     json_t *j = json_object();
-    int gpus = mem_train_gpus(p);
+    int gpus = plan_train_gpus(p);
     json_object_set_new(j, "gpu", json_string(t->gpu ? t->gpu->name : "?"));
     json_object_set_new(j, "gpus", json_integer(gpus));
     json_object_set_new(j, "gpu_memory_bytes",
@@ -359,7 +359,7 @@ static json_t *as_json(const train_result *r, const topo *t,
 }
 
 /* dp 0 fills the cluster; microbatches M sets the global batch. */
-static int fill_cluster(mem_train *p, const char *cluster, int ngpu,
+static int fill_cluster(plan_train *p, const char *cluster, int ngpu,
                         int gpus, int microbatches, llm_err *e)
 {
     int have = gpus > 0 && gpus < ngpu ? gpus : ngpu;
@@ -387,7 +387,7 @@ static int check_budget(topts *o, const model_spec *m, int gpus,
         fill_cluster(&o->plan, o->cluster, z.nodes * z.gpus_per_node, gpus,
                      microbatches, e))
         return -1;
-    if (mem_train_check(m, &o->plan, e))
+    if (plan_train_check(m, &o->plan, e))
         return -1;
     budget_est b = {0};
     budget_topology(z.nodes, z.ndev, z.nlink, &b);
@@ -401,14 +401,14 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     /* defaults, then the experiment file (with its --set), then options */
     topts o;
     memset(&o, 0, sizeof o);
-    mem_train_defaults(&o.plan);
+    plan_train_defaults(&o.plan);
     if (parse(argc, argv, &o, false, e))
         return EXIT_BAD_INPUT;
     cfg_experiment x;
     memset(&x, 0, sizeof x);
     train_loader_defaults(&x.loader);
     if (o.file) {
-        mem_train_defaults(&x.plan);
+        plan_train_defaults(&x.plan);
         if (cfg_load_experiment(o.file, o.sets, o.nsets, &x, e))
             return EXIT_BAD_INPUT;
     } else if (o.nsets) {
@@ -418,7 +418,7 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     o.plan = x.plan;
     o.loader = x.loader;
     if (!x.model[0])
-        mem_train_defaults(&o.plan);
+        plan_train_defaults(&o.plan);
     o.model = x.model[0] ? x.model : NULL;
     o.cluster = x.cluster[0] ? x.cluster : NULL;
     o.nodes = x.nodes;

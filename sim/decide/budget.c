@@ -56,7 +56,7 @@ static void add_coll(budget_est *b, double g, double bytes, double count,
     b->seconds += ev * NET_EVENT_S_AT_512 * sqrt(fmax(flows, 1) / 512.0);
 }
 
-void budget_train(const model_spec *m, const mem_train *p, bool full,
+void budget_train(const model_spec *m, const plan_train *p, bool full,
                   budget_est *b)
 {
     double tp = p->tp, pp = p->pp, dp = p->dp, cp = p->cp, ep = p->ep;

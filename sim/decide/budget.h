@@ -14,7 +14,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
-#include "mem/mem.h"
+#include "model/plan.h"
 #include "model/model.h"
 
 typedef struct budget_est {
@@ -35,7 +35,7 @@ void budget_topology(double nodes, int ndev, int nlink, budget_est *b);
 
 /* Adds one training step of plan p of model m (dp filled in) to b;
  * `full`: every data-parallel group on the network at once. */
-void budget_train(const model_spec *m, const mem_train *p, bool full,
+void budget_train(const model_spec *m, const plan_train *p, bool full,
                   budget_est *b);
 
 /* Adds a serving run of `requests` requests (its events follow the

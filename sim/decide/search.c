@@ -12,7 +12,7 @@ const char *const search_reason_names[SEARCH_REASONS] = {
     "activations exceed memory", "estimate failed"};
 
 typedef struct cand {
-    mem_train plan;
+    plan_train plan;
     double est, bytes;
     int kind, reason; /* its verdict (below) */
 } cand;
@@ -24,7 +24,7 @@ typedef struct candv {
 
 typedef struct walk {
     const train_input *base;
-    const mem_train *tmpl;
+    const plan_train *tmpl;
     int gpus, per_node;
     search_result *out;
     candv all;          /* every plan enumerated, in order */
@@ -35,7 +35,7 @@ typedef struct walk {
     llm_err *e;
 } walk;
 
-static int push(candv *v, llm_err *e, const mem_train *p, double est,
+static int push(candv *v, llm_err *e, const plan_train *p, double est,
                 double bytes)
 {
     if (v->n == v->cap) {
@@ -59,11 +59,11 @@ typedef struct verdict {
     double est, bytes;
 } verdict;
 
-static verdict evaluate(const walk *w, const mem_train *p)
+static verdict evaluate(const walk *w, const plan_train *p)
 {
     verdict v = {SEARCH_INVALID, 0, 0, 0};
     llm_err e = {{0}};
-    if (mem_train_check(w->base->m, p, &e))
+    if (plan_train_check(w->base->m, p, &e))
         return v;
     mem_result mr;
     mem_train_breakdown(w->base->m, p, w->base->overhead, &mr);
@@ -119,12 +119,12 @@ static int evaluate_done(long i, const char *r, void *ctx)
 }
 
 /* One complete plan: queued; evaluated later, all at once. */
-static int consider(walk *w, const mem_train *p)
+static int consider(walk *w, const plan_train *p)
 {
     return push(&w->all, w->e, p, 0, 0);
 }
 
-static int schedules(walk *w, mem_train *p)
+static int schedules(walk *w, plan_train *p)
 {
     int M = p->global_batch / (p->micro_batch * p->dp);
     p->vpp = 1;
@@ -150,14 +150,14 @@ static int schedules(walk *w, mem_train *p)
     return 0;
 }
 
-static int memory_choices(walk *w, mem_train *p)
+static int memory_choices(walk *w, plan_train *p)
 {
     for (int z = 0; z <= 3; z++) {
         if (z > 0 && p->dp * p->cp < 2)
             break;
         p->zero = z;
         for (int rc = 0; rc < 3; rc++) {
-            p->recompute = (mem_recompute)rc;
+            p->recompute = (plan_recompute)rc;
             if (schedules(w, p))
                 return -1;
         }
@@ -165,7 +165,7 @@ static int memory_choices(walk *w, mem_train *p)
     return 0;
 }
 
-static int batches(walk *w, mem_train *p)
+static int batches(walk *w, plan_train *p)
 {
     for (int mb = 1; mb <= 16; mb *= 2) {
         if (p->global_batch % (mb * p->dp))
@@ -180,7 +180,7 @@ static int batches(walk *w, mem_train *p)
 static int shapes(walk *w)
 {
     const model_spec *m = w->base->m;
-    mem_train p = *w->tmpl;
+    plan_train p = *w->tmpl;
     bool long_seq = p.seq_len >= 16384;
     for (int tp = 1; tp <= w->per_node && tp <= w->gpus; tp *= 2) {
         if (m->heads % tp || w->gpus % tp)
@@ -237,7 +237,7 @@ static char *simulate_job(long i, void *ctx)
 {
     const walk *w = ctx;
     train_input in = *w->base;
-    mem_train plan = w->fit.c[i].plan;
+    plan_train plan = w->fit.c[i].plan;
     in.plan = &plan;
     in.trace_path = in.timeline_path = NULL;
     train_result r;
@@ -303,7 +303,7 @@ static void walk_free(walk *w)
     free(w->sim_ok);
 }
 
-int search_train(const train_input *base, const mem_train *tmpl,
+int search_train(const train_input *base, const plan_train *tmpl,
                  int simulate, int jobs, search_result *out, llm_err *e)
 {
     memset(out, 0, sizeof *out);
@@ -372,7 +372,7 @@ void search_free(search_result *r)
     memset(r, 0, sizeof *r);
 }
 
-void search_plan_name(const mem_train *p, char *buf, size_t n)
+void search_plan_name(const plan_train *p, char *buf, size_t n)
 {
     char extra[64] = "";
     if (p->cp > 1 || p->ep > 1)
@@ -381,9 +381,9 @@ void search_plan_name(const mem_train *p, char *buf, size_t n)
     if (p->schedule == SCHED_INTERLEAVED)
         snprintf(sched, sizeof sched, "interleaved (vpp %d)", p->vpp);
     else
-        snprintf(sched, sizeof sched, "%s", mem_schedule_names[p->schedule]);
+        snprintf(sched, sizeof sched, "%s", plan_schedule_names[p->schedule]);
     snprintf(buf, n, "tp %d x pp %d x dp %d%s, mb %d, ZeRO-%d, recompute "
              "%s%s%s", p->tp, p->pp, p->dp, extra, p->micro_batch, p->zero,
-             mem_recompute_names[p->recompute], p->pp > 1 ? ", " : "",
+             plan_recompute_names[p->recompute], p->pp > 1 ? ", " : "",
              p->pp > 1 ? sched : "");
 }

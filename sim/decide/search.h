@@ -22,7 +22,7 @@ enum {
 extern const char *const search_reason_names[SEARCH_REASONS];
 
 typedef struct search_plan {
-    mem_train plan;
+    plan_train plan;
     double estimate_s;
     train_result r; /* simulated (ranked plans only) */
 } search_plan;
@@ -34,7 +34,7 @@ typedef struct search_result {
     int nranked;
     /* of the plans memory refused that the estimate puts 3% or more ahead
      * of the winner, the one closest to fitting: what memory costs */
-    mem_train fastest_dropped;
+    plan_train fastest_dropped;
     double fastest_dropped_s, fastest_dropped_bytes;
     bool have_dropped;
 } search_result;
@@ -44,11 +44,11 @@ typedef struct search_result {
  * whatever `jobs` is.  `base` carries model, cluster, calibration; `tmpl` the fixed parts of the
  * plan (global_batch, seq_len, precision, optimizer, flash attention and
  * the rest).  TP stays inside a node (at most `gpus_per_node`). */
-int search_train(const train_input *base, const mem_train *tmpl,
+int search_train(const train_input *base, const plan_train *tmpl,
                  int simulate, int jobs, search_result *out, llm_err *e);
 void search_free(search_result *r);
 
 /* "tp 8 x pp 4 x dp 2, mb 1, ZeRO-1, selective, interleaved (vpp 2)" */
-void search_plan_name(const mem_train *p, char *buf, size_t n);
+void search_plan_name(const plan_train *p, char *buf, size_t n);
 
 #endif

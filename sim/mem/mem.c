@@ -7,33 +7,6 @@
 
 #include "base/util.h"
 
-const char *const mem_optimizer_names[OPT_COUNT] = {
-    "adam", "adamw", "sgd", "sgd-momentum", "adafactor", "adam-8bit"};
-const char *const mem_recompute_names[3] = {"none", "selective", "full"};
-const char *const mem_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
-
-void mem_train_defaults(mem_train *p)
-{
-    *p = (mem_train){
-        .tp = 1, .pp = 1, .dp = 1, .cp = 1, .ep = 1, .vpp = 1,
-        .micro_batch = 1, .global_batch = 0, .seq_len = 2048,
-        .recompute = RECOMPUTE_NONE, .zero = 0, .schedule = SCHED_1F1B,
-        .precision = DT_BF16, .optimizer = OPT_ADAMW, .flash_attn = true,
-        /* PyTorch DDP's default bucket_cap_mb = 25 */
-        .bucket_bytes = 25.0 * MiB, .moe_imbalance = 1.0,
-    };
-}
-
-void mem_infer_defaults(mem_infer *p, const model_spec *m)
-{
-    *p = (mem_infer){
-        .tp = 1, .pp = 1, .batch = 1, .context = m->max_seq,
-        .weight_dtype = m->weight_dtype, .kv_dtype = DT_COUNT,
-        /* vLLM defaults: block_size 16; chunked-prefill token budget 8192 */
-        .block_size = 16, .max_batched_tokens = 8192, .quant_group = 128,
-    };
-}
-
 void mem_overhead_defaults(mem_overhead *o)
 {
     *o = (mem_overhead){
@@ -47,88 +20,11 @@ void mem_overhead_defaults(mem_overhead *o)
     };
 }
 
-int mem_train_gpus(const mem_train *p) { return p->tp * p->pp * p->dp * p->cp; }
-
-static int microbatches(const mem_train *p)
+static int microbatches(const plan_train *p)
 {
     if (p->global_batch <= 0)
         return p->pp;
     return p->global_batch / (p->micro_batch * p->dp);
-}
-
-/* ---- plan checks ------------------------------------------------------ */
-
-static int check_tp(const model_spec *m, int tp, llm_err *e)
-{
-    if (m->heads % tp != 0)
-        return err_set(e, "--tp %d does not divide the %d attention heads of "
-                          "%s (expected a divisor of %d)",
-                       tp, m->heads, m->name, m->heads);
-    if (!m->mla && m->kv_heads % tp != 0 && tp % m->kv_heads != 0)
-        return err_set(e, "--tp %d and the %d KV heads of %s: a KV head "
-                          "cannot be split (expected tp dividing %d or a "
-                          "multiple of it)",
-                       tp, m->kv_heads, m->name, m->kv_heads);
-    return 0;
-}
-
-int mem_train_check(const model_spec *m, const mem_train *p, llm_err *e)
-{
-    if (check_tp(m, p->tp, e))
-        return -1;
-    if (p->lora_rank < 0)
-        return err_set(e, "--lora-rank %d is negative (expected 0 for full "
-                          "training or a LoRA rank such as 8, 16, 64)",
-                       p->lora_rank);
-    if (m->layers % p->pp != 0)
-        return err_set(e, "--pp %d does not divide the %d layers of %s "
-                          "(expected a divisor of %d)",
-                       p->pp, m->layers, m->name, m->layers);
-    if (p->schedule == SCHED_INTERLEAVED) {
-        if (p->pp < 2)
-            return err_set(e, "--schedule interleaved needs --pp >= 2");
-        if ((m->layers / p->pp) % p->vpp != 0)
-            return err_set(e, "--vpp %d does not divide the %d layers per "
-                              "stage (expected a divisor)",
-                           p->vpp, m->layers / p->pp);
-    } else if (p->vpp != 1) {
-        return err_set(e, "--vpp %d needs --schedule interleaved", p->vpp);
-    }
-    if (p->seq_len % p->cp != 0)
-        return err_set(e, "--cp %d does not divide --seq-len %d", p->cp,
-                       p->seq_len);
-    if (p->ep > 1) {
-        if (m->moe_experts == 0)
-            return err_set(e, "--ep %d: %s has no experts (expected --ep 1)",
-                           p->ep, m->name);
-        if (m->moe_experts % p->ep != 0)
-            return err_set(e, "--ep %d does not divide the %d experts",
-                           p->ep, m->moe_experts);
-        if ((p->dp * p->cp) % p->ep != 0)
-            return err_set(e, "--ep %d must divide dp x cp = %d (experts are "
-                              "sharded inside the data-parallel group)",
-                           p->ep, p->dp * p->cp);
-    }
-    if (p->zero > 0 && p->dp * p->cp == 1)
-        return err_set(e, "--zero %d shards over data-parallel ranks, but "
-                          "dp = 1 (expected --dp > 1 or --zero 0)",
-                       p->zero);
-    if (p->global_batch > 0 &&
-        p->global_batch % (p->micro_batch * p->dp) != 0)
-        return err_set(e, "--global-batch %d is not a multiple of "
-                          "micro-batch x dp = %d",
-                       p->global_batch, p->micro_batch * p->dp);
-    return 0;
-}
-
-int mem_infer_check(const model_spec *m, const mem_infer *p, llm_err *e)
-{
-    if (check_tp(m, p->tp, e))
-        return -1;
-    if (p->pp > m->layers)
-        return err_set(e, "--pp %d exceeds the %d layers of %s", p->pp,
-                       m->layers, m->name);
-    return 0;
 }
 
 /* ---- bytes per parameter ---------------------------------------------- */
@@ -147,14 +43,14 @@ double mem_weight_bytes_per_param(dtype precision)
     }
 }
 
-double mem_grad_bytes_per_param(const mem_train *p)
+double mem_grad_bytes_per_param(const plan_train *p)
 {
     return p->grad_fp32 ? 4 : (mem_weight_bytes_per_param(p->precision) == 4
                                    ? 4
                                    : 2);
 }
 
-double mem_optimizer_bytes_per_param(const mem_train *p)
+double mem_optimizer_bytes_per_param(const plan_train *p)
 {
     /* an fp32 master copy whenever the weights are not fp32 (ZeRO §3.1) */
     double master = mem_weight_bytes_per_param(p->precision) == 4 ? 0 : 4;
@@ -325,7 +221,7 @@ static states stage_states(const model_spec *m, int tp, int ep, int pp,
     return st;
 }
 
-static double act_bytes_per_value(const mem_train *p)
+static double act_bytes_per_value(const plan_train *p)
 {
     return mem_weight_bytes_per_param(p->precision) == 4 ? 4 : 2;
 }
@@ -341,7 +237,7 @@ static double act_bytes_per_value(const mem_train *p)
  *     softmax output 2as²b, plus with dropout its mask as²b and output
  *     2as²b -> 5as²b; with FlashAttention only the fp32 log-sum-exp 4asb.
  * GPT-3 with dropout, no TP: sbh(34 + 5as/h), Korthikanti eq. 1. */
-double mem_act_layer_bytes(const model_spec *m, const mem_train *p,
+double mem_act_layer_bytes(const model_spec *m, const plan_train *p,
                            int layer)
 {
     const double s = (double)p->seq_len / p->cp, b = p->micro_batch;
@@ -388,7 +284,7 @@ double mem_act_layer_bytes(const model_spec *m, const mem_train *p,
 }
 
 /* Layer-microbatch units held on stage s and microbatches in flight. */
-static double layers_held(const mem_train *p, int layers_stage, int s,
+static double layers_held(const plan_train *p, int layers_stage, int s,
                           int m_count, int *in_flight)
 {
     int pp = p->pp;
@@ -411,7 +307,7 @@ static double layers_held(const mem_train *p, int layers_stage, int s,
 
 /* held >= 0: that many (virtual-stage) chunks held instead of the
  * schedule's peak (mem_train_stage). */
-static void train_activations(const model_spec *m, const mem_train *p,
+static void train_activations(const model_spec *m, const plan_train *p,
                               int s, int held, mem_result *r)
 {
     int l0, l1;
@@ -462,7 +358,7 @@ static void train_activations(const model_spec *m, const mem_train *p,
     r->activations += edge;
 }
 
-void mem_train_stage(const model_spec *m, const mem_train *p,
+void mem_train_stage(const model_spec *m, const plan_train *p,
                      const mem_overhead *o, int s, int held, mem_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -528,7 +424,7 @@ void mem_train_stage(const model_spec *m, const mem_train *p,
     r->total = tensors - r->comm_buffers + r->overhead;
 }
 
-void mem_train_breakdown(const model_spec *m, const mem_train *p,
+void mem_train_breakdown(const model_spec *m, const plan_train *p,
                          const mem_overhead *o, mem_result *r)
 {
     mem_result cur;
@@ -541,7 +437,7 @@ void mem_train_breakdown(const model_spec *m, const mem_train *p,
 
 /* ---- inference -------------------------------------------------------- */
 
-static double quantized_bytes(const mem_infer *p, const model_tensor *t,
+static double quantized_bytes(const plan_infer *p, const model_tensor *t,
                               double numel_gpu)
 {
     double sixteen = dtype_bytes(p->weight_dtype) >= 2
@@ -563,14 +459,14 @@ static double quantized_bytes(const mem_infer *p, const model_tensor *t,
     }
 }
 
-static dtype kv_dtype(const mem_infer *p)
+static dtype kv_dtype(const plan_infer *p)
 {
     if (p->kv_dtype != DT_COUNT)
         return p->kv_dtype;
     return dtype_bytes(p->weight_dtype) >= 2 ? p->weight_dtype : DT_FP16;
 }
 
-static double infer_weights(const model_spec *m, const mem_infer *p,
+static double infer_weights(const model_spec *m, const plan_infer *p,
                             int s, int l0, int l1, double *params)
 {
     model_tensor t[MODEL_MAX_TENSORS];
@@ -598,7 +494,7 @@ static double infer_weights(const model_spec *m, const mem_infer *p,
  * intermediates (gate+up and product for SwiGLU), 16-bit each; plus the
  * sampled tokens' fp32 logits on the last stage (vLLM computes logits only
  * for the last position of each sequence). */
-static double infer_workspace(const model_spec *m, const mem_infer *p,
+static double infer_workspace(const model_spec *m, const plan_infer *p,
                               bool last, double *tokens)
 {
     double T = (double)p->batch * p->context;
@@ -620,7 +516,7 @@ static double infer_workspace(const model_spec *m, const mem_infer *p,
     return ws;
 }
 
-void mem_infer_stage(const model_spec *m, const mem_infer *p,
+void mem_infer_stage(const model_spec *m, const plan_infer *p,
                         const mem_overhead *o, int s, mem_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -650,7 +546,7 @@ void mem_infer_stage(const model_spec *m, const mem_infer *p,
     r->total = tensors + r->overhead;
 }
 
-void mem_infer_breakdown(const model_spec *m, const mem_infer *p,
+void mem_infer_breakdown(const model_spec *m, const plan_infer *p,
                          const mem_overhead *o, mem_result *r)
 {
     mem_result cur;

@@ -21,55 +21,7 @@
 #include "base/err.h"
 #include "hw/gpu.h"
 #include "model/model.h"
-
-typedef enum {
-    OPT_ADAM,
-    OPT_ADAMW,
-    OPT_SGD,
-    OPT_SGD_MOMENTUM,
-    OPT_ADAFACTOR,
-    OPT_ADAM8BIT,
-    OPT_COUNT
-} mem_optimizer;
-
-typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } mem_recompute;
-typedef enum { SCHED_1F1B, SCHED_GPIPE, SCHED_INTERLEAVED } mem_schedule;
-
-typedef struct mem_train {
-    int tp, pp, dp, cp, ep, vpp;
-    bool sp;
-    int micro_batch, global_batch; /* global_batch 0 = micro_batch·dp·pp */
-    int seq_len;
-    mem_recompute recompute;
-    int zero;
-    mem_schedule schedule;
-    dtype precision;
-    mem_optimizer optimizer;
-    bool flash_attn;
-    bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
-    bool no_overlap_grad_reduce; /* reduce after the backward, not during */
-    double moe_imbalance;        /* tokens on the busiest expert rank over
-                                    the mean (1 = balanced routing) */
-    bool overlap_param_gather;   /* ZeRO: gather updated parameters during
-                                    the next forward (Megatron's
-                                    --overlap-param-gather), not after the
-                                    optimizer */
-    double bucket_bytes; /* DP gradient bucket (reduce-scatter staging) */
-    int lora_rank;       /* 0 = full training; r > 0 = LoRA fine-tuning
-                            (Hu et al. 2021, arXiv 2106.09685): the base
-                            model is frozen in `precision`, and only rank-r
-                            adapters A (r x in) and B (out x r) on each
-                            layer's linears get gradients and optimizer
-                            state (mem_lora_tensor_params) */
-} mem_train;
-
-typedef struct mem_infer {
-    int tp, pp, batch, context;
-    dtype weight_dtype, kv_dtype;
-    int block_size;         /* paged KV block, tokens */
-    int max_batched_tokens; /* prefill tokens in one forward pass */
-    int quant_group;        /* int4 group size */
-} mem_infer;
+#include "model/plan.h"
 
 /* Stated, configurable overheads: never a hidden fudge factor. */
 typedef struct mem_overhead {
@@ -102,29 +54,20 @@ typedef struct mem_result {
     int in_flight;           /* microbatches in flight on that stage */
 } mem_result;
 
-extern const char *const mem_optimizer_names[OPT_COUNT];
-extern const char *const mem_recompute_names[3];
-extern const char *const mem_schedule_names[3];
 
-void mem_train_defaults(mem_train *p);
-void mem_infer_defaults(mem_infer *p, const model_spec *m);
 void mem_overhead_defaults(mem_overhead *o);
 
-/* Plan validity: TP divides heads, PP divides layers, batch divisible... */
-int mem_train_check(const model_spec *m, const mem_train *p, llm_err *e);
-int mem_infer_check(const model_spec *m, const mem_infer *p, llm_err *e);
-
 /* The pipeline stage with the largest total is reported. */
-void mem_train_breakdown(const model_spec *m, const mem_train *p,
+void mem_train_breakdown(const model_spec *m, const plan_train *p,
                          const mem_overhead *o, mem_result *r);
-void mem_infer_breakdown(const model_spec *m, const mem_infer *p,
+void mem_infer_breakdown(const model_spec *m, const plan_infer *p,
                          const mem_overhead *o, mem_result *r);
 
 /* One training pipeline stage's breakdown (mem_train_breakdown reports
  * the largest).  held < 0: the activations the schedule holds at its peak
  * on that stage; held >= 0: those of `held` (virtual-stage) microbatch
  * chunks instead, the memory at a moment of the simulated schedule. */
-void mem_train_stage(const model_spec *m, const mem_train *p,
+void mem_train_stage(const model_spec *m, const plan_train *p,
                      const mem_overhead *o, int s, int held, mem_result *r);
 
 /* Layers [*first, *last) on pipeline stage s of pp: an even split, the
@@ -132,21 +75,21 @@ void mem_train_stage(const model_spec *m, const mem_train *p,
 void mem_stage_layers(int layers, int pp, int s, int *first, int *last);
 /* One inference pipeline stage's breakdown (mem_infer_breakdown reports
  * the largest). */
-void mem_infer_stage(const model_spec *m, const mem_infer *p,
+void mem_infer_stage(const model_spec *m, const plan_infer *p,
                      const mem_overhead *o, int s, mem_result *r);
 
 /* Per-layer activation bytes of one microbatch on one GPU (no recompute
  * applied beyond what p->recompute / flash_attn remove).  Exposed for
  * tests against Korthikanti Table 2. */
-double mem_act_layer_bytes(const model_spec *m, const mem_train *p,
+double mem_act_layer_bytes(const model_spec *m, const plan_train *p,
                            int layer);
 
 /* Per-parameter bytes (before sharding) of weights / gradients /
  * optimizer state for a precision and optimizer; adafactor's factored
  * state is per tensor and is reported here as 0 (see mem.c). */
 double mem_weight_bytes_per_param(dtype precision);
-double mem_grad_bytes_per_param(const mem_train *p);
-double mem_optimizer_bytes_per_param(const mem_train *p);
+double mem_grad_bytes_per_param(const plan_train *p);
+double mem_optimizer_bytes_per_param(const plan_train *p);
 
 /* LoRA adapter parameters of weight tensor t of transformer layer `layer`
  * at rank r, on one GPU under (tp, ep): r·(in + out) per adapted linear
@@ -170,18 +113,18 @@ typedef struct mem_remedy {
 #define MEM_MAX_REMEDIES 24
 
 /* Remedies, each computed, sorted by the memory they save. */
-int mem_train_remedies(const model_spec *m, const mem_train *p,
+int mem_train_remedies(const model_spec *m, const plan_train *p,
                        const mem_overhead *o, const gpu_spec *g,
                        mem_remedy *out);
-int mem_infer_remedies(const model_spec *m, const mem_infer *p,
+int mem_infer_remedies(const model_spec *m, const plan_infer *p,
                        const mem_overhead *o, const gpu_spec *g,
                        mem_remedy *out);
 
 typedef struct mem_choice {
     const gpu_spec *gpu;
     int gpus;           /* 0 = nothing up to the search limit fits */
-    mem_train train;    /* plan that fits (training) */
-    mem_infer infer;    /* plan that fits (inference) */
+    plan_train train;    /* plan that fits (training) */
+    plan_infer infer;    /* plan that fits (inference) */
     mem_result result;
     double price_usd;   /* gpus × unit price; 0 = no public price */
     char note[160];
@@ -190,13 +133,11 @@ typedef struct mem_choice {
 /* Fewest GPUs of type g that fit; the plan keeps the user's batch,
  * precision, optimizer and recompute, and may raise TP/PP/DP and the
  * ZeRO stage.  Search up to max_gpus (powers of two). */
-void mem_recommend_train(const model_spec *m, const mem_train *base,
+void mem_recommend_train(const model_spec *m, const plan_train *base,
                          const mem_overhead *o, const gpu_spec *g,
                          int max_gpus, mem_choice *out);
-void mem_recommend_infer(const model_spec *m, const mem_infer *base,
+void mem_recommend_infer(const model_spec *m, const plan_infer *base,
                          const mem_overhead *o, const gpu_spec *g,
                          int max_gpus, mem_choice *out);
-
-int mem_train_gpus(const mem_train *p);
 
 #endif

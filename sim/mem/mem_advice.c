@@ -39,22 +39,22 @@ static int by_saving(const void *a, const void *b)
 
 /* ---- training ---------------------------------------------------------- */
 
-static void try_train(remedy_list *L, const model_spec *m, const mem_train *q,
+static void try_train(remedy_list *L, const model_spec *m, const plan_train *q,
                       const mem_overhead *o, const char *what)
 {
-    if (mem_train_check(m, q, NULL) != 0)
+    if (plan_train_check(m, q, NULL) != 0)
         return;
     mem_result r;
     mem_train_breakdown(m, q, o, &r);
-    push(L, what, r.total, mem_train_gpus(q));
+    push(L, what, r.total, plan_train_gpus(q));
 }
 
 /* Doubles TP or PP: at the same GPU count when DP can be halved, else
  * with twice the GPUs. */
-static void try_split(remedy_list *L, const model_spec *m, const mem_train *p,
+static void try_split(remedy_list *L, const model_spec *m, const plan_train *p,
                       const mem_overhead *o, bool tp)
 {
-    mem_train q = *p;
+    plan_train q = *p;
     char what[200];
     int *deg = tp ? &q.tp : &q.pp;
     *deg *= 2;
@@ -72,14 +72,14 @@ static void try_split(remedy_list *L, const model_spec *m, const mem_train *p,
     try_train(L, m, &q, o, what);
 }
 
-int mem_train_remedies(const model_spec *m, const mem_train *p,
+int mem_train_remedies(const model_spec *m, const plan_train *p,
                        const mem_overhead *o, const gpu_spec *g,
                        mem_remedy *out)
 {
     mem_result base;
     mem_train_breakdown(m, p, o, &base);
     remedy_list L = {out, 0, base.total, g->memory_bytes};
-    mem_train q;
+    plan_train q;
     char what[200];
 
     if (p->micro_batch > 1) {
@@ -91,9 +91,9 @@ int mem_train_remedies(const model_spec *m, const mem_train *p,
     }
     for (int rc = p->recompute + 1; rc <= RECOMPUTE_FULL; rc++) {
         q = *p;
-        q.recompute = (mem_recompute)rc;
+        q.recompute = (plan_recompute)rc;
         snprintf(what, sizeof what, "activation recompute %s -> %s (%s)",
-                 mem_recompute_names[p->recompute], mem_recompute_names[rc],
+                 plan_recompute_names[p->recompute], plan_recompute_names[rc],
                  rc == RECOMPUTE_FULL ? "~33% more compute"
                                       : "a few % more compute");
         try_train(&L, m, &q, o, what);
@@ -117,7 +117,7 @@ int mem_train_remedies(const model_spec *m, const mem_train *p,
     if (p->tp * 2 <= 8)
         try_split(&L, m, p, o, true);
     try_split(&L, m, p, o, false);
-    static const mem_optimizer lighter[] = {OPT_ADAM8BIT, OPT_ADAFACTOR,
+    static const plan_optimizer lighter[] = {OPT_ADAM8BIT, OPT_ADAFACTOR,
                                             OPT_SGD_MOMENTUM};
     for (int i = 0; i < 3 && (p->optimizer == OPT_ADAM ||
                               p->optimizer == OPT_ADAMW);
@@ -125,8 +125,8 @@ int mem_train_remedies(const model_spec *m, const mem_train *p,
         q = *p;
         q.optimizer = lighter[i];
         snprintf(what, sizeof what, "optimizer %s -> %s",
-                 mem_optimizer_names[p->optimizer],
-                 mem_optimizer_names[lighter[i]]);
+                 plan_optimizer_names[p->optimizer],
+                 plan_optimizer_names[lighter[i]]);
         try_train(&L, m, &q, o, what);
     }
     if (mem_weight_bytes_per_param(p->precision) == 4) {
@@ -138,7 +138,7 @@ int mem_train_remedies(const model_spec *m, const mem_train *p,
     }
     mem_choice c;
     mem_recommend_train(m, p, o, g, 16384, &c);
-    if (c.gpus > 0 && c.gpus != mem_train_gpus(p)) {
+    if (c.gpus > 0 && c.gpus != plan_train_gpus(p)) {
         snprintf(what, sizeof what, "%d GPUs: tp %d, pp %d, dp %d, ZeRO %d",
                  c.gpus, c.train.tp, c.train.pp, c.train.dp, c.train.zero);
         push(&L, what, c.result.total, c.gpus);
@@ -149,24 +149,24 @@ int mem_train_remedies(const model_spec *m, const mem_train *p,
 
 /* ---- inference --------------------------------------------------------- */
 
-static void try_infer(remedy_list *L, const model_spec *m, const mem_infer *q,
+static void try_infer(remedy_list *L, const model_spec *m, const plan_infer *q,
                       const mem_overhead *o, const char *what)
 {
-    if (mem_infer_check(m, q, NULL) != 0)
+    if (plan_infer_check(m, q, NULL) != 0)
         return;
     mem_result r;
     mem_infer_breakdown(m, q, o, &r);
     push(L, what, r.total, q->tp * q->pp);
 }
 
-int mem_infer_remedies(const model_spec *m, const mem_infer *p,
+int mem_infer_remedies(const model_spec *m, const plan_infer *p,
                        const mem_overhead *o, const gpu_spec *g,
                        mem_remedy *out)
 {
     mem_result base;
     mem_infer_breakdown(m, p, o, &base);
     remedy_list L = {out, 0, base.total, g->memory_bytes};
-    mem_infer q;
+    plan_infer q;
     char what[200];
 
     if (p->batch > 1) {
@@ -246,7 +246,7 @@ static void choice_note_dtype(mem_choice *c, const gpu_spec *g, dtype d)
 /* Among plans that fit at one GPU count, prefer fewer model-parallel
  * ranks (more data parallelism, less communication), then a lower ZeRO
  * stage, then TP over PP. */
-static bool better(const mem_train *a, const mem_train *b)
+static bool better(const plan_train *a, const plan_train *b)
 {
     int ma = a->tp * a->pp, mb = b->tp * b->pp;
     if (ma != mb)
@@ -256,7 +256,7 @@ static bool better(const mem_train *a, const mem_train *b)
     return a->pp < b->pp;
 }
 
-static bool train_at(const model_spec *m, const mem_train *base,
+static bool train_at(const model_spec *m, const plan_train *base,
                      const mem_overhead *o, const gpu_spec *g, int n,
                      mem_choice *c)
 {
@@ -266,7 +266,7 @@ static bool train_at(const model_spec *m, const mem_train *base,
             if (m->layers % pp || n % (tp * pp * base->cp))
                 continue;
             for (int z = base->zero; z <= 3; z++) {
-                mem_train q = *base;
+                plan_train q = *base;
                 q.tp = tp;
                 q.pp = pp;
                 q.dp = n / (tp * pp * base->cp);
@@ -275,7 +275,7 @@ static bool train_at(const model_spec *m, const mem_train *base,
                     q.schedule = SCHED_1F1B;
                     q.vpp = 1;
                 }
-                if (mem_train_check(m, &q, NULL) != 0)
+                if (plan_train_check(m, &q, NULL) != 0)
                     continue;
                 mem_result r;
                 mem_train_breakdown(m, &q, o, &r);
@@ -292,7 +292,7 @@ static bool train_at(const model_spec *m, const mem_train *base,
     return found;
 }
 
-void mem_recommend_train(const model_spec *m, const mem_train *base,
+void mem_recommend_train(const model_spec *m, const plan_train *base,
                          const mem_overhead *o, const gpu_spec *g,
                          int max_gpus, mem_choice *c)
 {
@@ -307,7 +307,7 @@ void mem_recommend_train(const model_spec *m, const mem_train *base,
     }
 }
 
-void mem_recommend_infer(const model_spec *m, const mem_infer *base,
+void mem_recommend_infer(const model_spec *m, const plan_infer *base,
                          const mem_overhead *o, const gpu_spec *g,
                          int max_gpus, mem_choice *c)
 {
@@ -315,13 +315,13 @@ void mem_recommend_infer(const model_spec *m, const mem_infer *base,
     choice_note_dtype(c, g, base->weight_dtype);
     for (int n = 1; n <= max_gpus; n *= 2) {
         int tp = n < 8 ? n : 8;
-        while (tp > 1 && mem_infer_check(m, &(mem_infer){.tp = tp, .pp = 1},
+        while (tp > 1 && plan_infer_check(m, &(plan_infer){.tp = tp, .pp = 1},
                                          NULL) != 0)
             tp /= 2;
-        mem_infer q = *base;
+        plan_infer q = *base;
         q.tp = tp;
         q.pp = n / tp;
-        if (mem_infer_check(m, &q, NULL) != 0)
+        if (plan_infer_check(m, &q, NULL) != 0)
             continue;
         mem_result r;
         mem_infer_breakdown(m, &q, o, &r);

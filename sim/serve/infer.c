@@ -348,8 +348,8 @@ infer *infer_create(const infer_setup *s, llm_err *e)
         x->w_bytes = 1;
     else if (w == DT_INT4)
         x->w_bytes = 0.5 + 4.0 / (s->quant_group > 0 ? s->quant_group : 128);
-    mem_infer mi;
-    mem_infer_defaults(&mi, s->m);
+    plan_infer mi;
+    plan_infer_defaults(&mi, s->m);
     mi.tp = s->tp;
     mi.pp = s->pp;
     mi.weight_dtype = w;

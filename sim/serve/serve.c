@@ -958,8 +958,8 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
 {
     const serve_pool *P = &S->in->pool[pool];
     const model_spec *m = S->in->m;
-    mem_infer mi;
-    mem_infer_defaults(&mi, m);
+    plan_infer mi;
+    plan_infer_defaults(&mi, m);
     mi.tp = P->tp;
     mi.pp = P->pp;
     mi.weight_dtype = S->p->weight_dt;

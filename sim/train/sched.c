@@ -12,7 +12,7 @@ static sched_item chunk_item(int k, int p, int v, bool bwd)
     return (sched_item){bwd, group * p + in_group % p, chunk};
 }
 
-int sched_order(mem_schedule kind, int p, int s, int m, int v,
+int sched_order(plan_schedule kind, int p, int s, int m, int v,
                 sched_item *out)
 {
     int n = 0;

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "mem/mem.h"
+#include "model/plan.h"
 
 typedef struct sched_item {
     bool bwd;
@@ -19,7 +19,7 @@ typedef struct sched_item {
 
 /* The order of stage s's 2·m·v items; returns the count, or -1 when the
  * schedule does not apply (interleaved needs m to be a multiple of p). */
-int sched_order(mem_schedule kind, int p, int s, int m, int v,
+int sched_order(plan_schedule kind, int p, int s, int m, int v,
                 sched_item *out);
 
 #endif

@@ -13,7 +13,7 @@
 
 const char *const train_comm_names[COMM_KINDS] = {"tp", "pp", "dp", "cp", "ep"};
 
-double train_dp_bytes(const mem_train *p, double params, double bytes_each)
+double train_dp_bytes(const plan_train *p, double params, double bytes_each)
 {
     double n = (double)p->dp * p->cp;
     if (n <= 1)
@@ -27,7 +27,7 @@ double train_dp_bytes(const mem_train *p, double params, double bytes_each)
 typedef struct ctx {
     const train_input *in;
     const model_spec *m;
-    const mem_train *p;
+    const plan_train *p;
     int P, V, M;           /* stages, chunks per stage, microbatches */
     double tokens;         /* per microbatch per GPU (seq / cp x mb) */
     dtype dt;
@@ -100,25 +100,25 @@ static void lora_cost(ctx *c, double in, double out, double *fwd,
     *bwd += gemm_bwd(c, T, r, in) + gemm_bwd(c, T, out, r);
 }
 
-static int rank_of(const mem_train *p, int tp, int cp, int dp, int pp)
+static int rank_of(const plan_train *p, int tp, int cp, int dp, int pp)
 {
     return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
 }
 
 /* Member i of the g-th group of a kind (0 TP, 1 DP, 2 EP, 3 CP) on stage
  * 0; groups_of() of them.  EP groups run across data-parallel ranks. */
-static int groups_of(const mem_train *p, int group)
+static int groups_of(const plan_train *p, int group)
 {
     return group == 0 ? p->dp * p->cp : group == 3 ? p->tp * p->dp
                                                    : p->tp * p->cp;
 }
 
-static int group_size(const mem_train *p, int group)
+static int group_size(const plan_train *p, int group)
 {
     return group == 0 ? p->tp : group == 1 ? p->dp : group == 2 ? p->ep : p->cp;
 }
 
-static int group_rank(const mem_train *p, int group, int g, int i)
+static int group_rank(const plan_train *p, int group, int g, int i)
 {
     switch (group) {
     case 0: return rank_of(p, i, g / p->dp, g % p->dp, 0);
@@ -131,7 +131,7 @@ static int group_rank(const mem_train *p, int group, int g, int i)
  * per-channel ring throughput at the group's node count). */
 static double dp_channel_Bps(const ctx *c, int s)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     const topo *t = c->in->t;
     int first = rank_of(p, 0, 0, 0, s), last = rank_of(p, 0, 0, p->dp - 1, s);
     int nodes = t->gpus_per_node > 0
@@ -240,7 +240,7 @@ typedef struct vcost {
 static double cp_kv_bytes(const ctx *c)
 {
     const model_spec *m = c->m;
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     double kvh = m->mla ? m->heads : m->kv_heads;
     double kvd = kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
     double kv_div = kvh >= p->tp ? p->tp : kvh;
@@ -294,7 +294,7 @@ static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
 static void layer_cost(ctx *c, int layer, vcost *v)
 {
     const model_spec *m = c->m;
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     double T = c->tokens, h = m->hidden, t = p->tp;
     double qd = m->heads * (double)model_qk_head_dim(m);
     double kvh = m->mla ? m->heads : m->kv_heads;
@@ -417,7 +417,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
 static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
                        double mem_frac, vcost *v)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     if (p->dp < 2 || c->in->free_comm)
         return;
     model_tensor tt[MODEL_MAX_TENSORS];
@@ -466,7 +466,7 @@ static void add_params(const ctx *c, vcost *v, double x)
 static void vstage_cost(ctx *c, int vs, vcost *v)
 {
     const model_spec *m = c->m;
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     memset(v, 0, sizeof *v);
     double total0 = c->op_total_s, mem0 = c->op_mem_s;
     int per = m->layers / (c->P * c->V);
@@ -533,7 +533,7 @@ static void ignore_done(engine *e, void *c, uint64_t a)
  * every TP rank sends its 1/t slice at once (Megatron's scatter-gather). */
 static double p2p_s(ctx *c, int a, int b, double *link_bytes)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     if (c->in->free_comm || a == b)
         return 0;
     double bytes = c->tokens * c->m->hidden * 2 / p->tp;
@@ -856,7 +856,7 @@ static int sim_alloc(sim *S, ctx *c)
 static void dp_cost(ctx *c, double params, double *reduce, double *gather,
                     double *gather_first)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     *reduce = *gather = *gather_first = 0;
     if (p->dp < 2 || p->zero >= 3) /* ZeRO-3: per layer, in the passes */
         return;
@@ -911,7 +911,7 @@ static void dp_interference(ctx *c, int s, const vcost *v, double params,
                             double red_s, double compute_s,
                             train_interference *out)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     memset(out, 0, sizeof *out);
     if (p->dp < 2 || red_s <= 0 || c->in->free_comm)
         return;
@@ -925,7 +925,7 @@ static void dp_interference(ctx *c, int s, const vcost *v, double params,
 
 static double optimizer_s(ctx *c, double params)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     double shard = p->zero >= 1 ? params / ((double)p->dp * p->cp) : params;
     cost_op op = {.kind = OP_OPTIMIZER, .dt = DT_FP32, .elems = shard};
     return op_s(c, &op);
@@ -935,10 +935,10 @@ static double optimizer_s(ctx *c, double params)
 
 static int check_inputs(const train_input *in, llm_err *e)
 {
-    const mem_train *p = in->plan;
-    if (mem_train_check(in->m, p, e))
+    const plan_train *p = in->plan;
+    if (plan_train_check(in->m, p, e))
         return -1;
-    int need = mem_train_gpus(p);
+    int need = plan_train_gpus(p);
     int have = in->gpus > 0 && in->gpus < in->t->ngpu ? in->gpus : in->t->ngpu;
     if (need != have)
         return err_set(e, "tp %d x pp %d x dp %d x cp %d = %d GPUs, but %s%s "
@@ -973,7 +973,7 @@ static double stage_frozen(const ctx *c, const sim *S, int s)
 /* Data-parallel bytes a GPU of a stage sends per pass (train_dp_bytes of
  * its trained parameters).  LoRA with ZeRO-3: the two gathers move every
  * weight, the reduce-scatter only the adapters' gradients. */
-static double stage_dp_bytes(const mem_train *p, double trained,
+static double stage_dp_bytes(const plan_train *p, double trained,
                              double frozen)
 {
     if (frozen <= 0 || p->zero < 3)
@@ -990,7 +990,7 @@ static double finish_step(ctx *c, const sim *S, double *dp_start,
                           double *dp_len, double *dp_exposed,
                           train_interference *crit_inf)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     double step = 0;
     *dp_exposed = 0;
     memset(crit_inf, 0, sizeof *crit_inf);
@@ -1041,7 +1041,7 @@ void train_loader_defaults(train_loader *l)
 static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
                                train_result *r)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     S->Q = l->prefetch * l->workers;
     S->item_ns = ns(p->micro_batch * l->sample_s);
     double bytes = (double)p->micro_batch * p->seq_len * l->bytes_per_token;
@@ -1155,7 +1155,7 @@ static int by_utilization(const void *a, const void *b)
  * gathers, pipeline sends both ways. */
 static int link_load(ctx *c, const sim *S, double step, train_result *r)
 {
-    const mem_train *p = c->p;
+    const plan_train *p = c->p;
     const topo *t = c->in->t;
     int L = t->nlink;
     double *acc = calloc((size_t)COMM_KINDS * L, sizeof(double));
@@ -1340,7 +1340,7 @@ static int write_trace(sim *S, const train_input *in, const double *dp_start,
  * gradients of every matmul (the dense part of the forward once more,
  * output layer included), attention's backward (2 x its forward, as in
  * the 3x convention) and the adapters' 3 x 2 FLOPs per parameter. */
-static double step_flops_per_token(const model_spec *m, const mem_train *p)
+static double step_flops_per_token(const model_spec *m, const plan_train *p)
 {
     double fwd = model_flops_per_token_fwd(m, p->seq_len);
     if (p->lora_rank <= 0)
@@ -1355,7 +1355,7 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
 {
     if (check_inputs(in, e))
         return -1;
-    const mem_train *p = in->plan;
+    const plan_train *p = in->plan;
     *c = (ctx){.in = in, .m = in->m, .p = p, .P = p->pp,
                .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
     c->M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
@@ -1374,7 +1374,7 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     ctx c;
     if (ctx_init(&c, in, e))
         return -1;
-    const mem_train *p = in->plan;
+    const plan_train *p = in->plan;
     sim S;
     memset(&S, 0, sizeof S);
     if (sim_alloc(&S, &c)) {
@@ -1466,7 +1466,7 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     }
 
     /* the report */
-    int gpus = mem_train_gpus(p);
+    int gpus = plan_train_gpus(p);
     double seqs = (double)c.M * p->micro_batch * p->dp;
     double tokens = seqs * p->seq_len;
     double fwd = model_flops_per_token_fwd(in->m, p->seq_len);
@@ -1542,7 +1542,7 @@ int train_estimate(const train_input *in, train_result *r, llm_err *e)
     ctx c;
     if (ctx_init(&c, in, e))
         return -1;
-    const mem_train *p = in->plan;
+    const plan_train *p = in->plan;
     int nv = c.P * c.V;
     vcost *vc = calloc((size_t)nv, sizeof *vc);
     if (!vc)
@@ -1580,7 +1580,7 @@ int train_estimate(const train_input *in, train_result *r, llm_err *e)
     free(vc);
     if (failed)
         return -1;
-    int gpus = mem_train_gpus(p);
+    int gpus = plan_train_gpus(p);
     double tokens = (double)c.M * p->micro_batch * p->dp * p->seq_len;
     double model_flops = step_flops_per_token(in->m, p) * tokens;
     r->step_s = step;

@@ -41,7 +41,7 @@ void train_loader_defaults(train_loader *l);
 
 typedef struct train_input {
     const model_spec *m;
-    const mem_train *plan;
+    const plan_train *plan;
     topo *t;
     const gpu_spec *gpu;
     const cost_calib *cost;
@@ -133,7 +133,7 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e);
  * algorithms): all-reduce 2Ψ(n-1)/n; ZeRO-1/2 reduce-scatter + all-gather,
  * the same; ZeRO-3 adds a second all-gather for the backward: 3Ψ(n-1)/n,
  * 1.5x (Rajbhandari et al. §7). */
-double train_dp_bytes(const mem_train *p, double params, double bytes_each);
+double train_dp_bytes(const plan_train *p, double params, double bytes_each);
 
 /* The fast path of `llmsim search`: the step time (and MFU, bubble,
  * memory) from the per-microbatch costs train_simulate uses, in closed

@@ -138,7 +138,7 @@ static topo *one_switch(int n, const gpu_catalog *cat)
 /* One training step; prints wall time and events. */
 /* One training step, or (search_top > 0) the plan search around p. */
 static void bench_train(const char *what, const char *model_name,
-                        const char *node, int nodes, mem_train p,
+                        const char *node, int nodes, plan_train p,
                         int search_top, gpu_catalog *cat)
 {
     llm_err e;
@@ -312,13 +312,13 @@ int main(void)
                    true, 1 << 30);
         topo_destroy(t);
     }
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.tp = 8, p.pp = 8, p.dp = 16, p.global_batch = 1536, p.seq_len = 2048;
     p.recompute = RECOMPUTE_FULL;
     bench_train("train: GPT-3 175B, 1,024 A100 (TP 8, PP 8, DP 16, 1F1B)",
                 "gpt3-175b", "dgx-a100", 128, p, 0, &cat);
-    mem_train_defaults(&p);
+    plan_train_defaults(&p);
     p.tp = 8, p.pp = 14, p.dp = 144, p.sp = true, p.global_batch = 2016;
     p.seq_len = 8192, p.schedule = SCHED_INTERLEAVED, p.vpp = 3;
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
@@ -326,17 +326,17 @@ int main(void)
                 "llama-3.1-405b", "dgx-h100", 2016, p, 0, &cat);
     /* all 16,384: 126 layers split evenly only in 1, 2, 3, 6, 7, ...
      * stages, so context parallelism takes the other factor of two */
-    mem_train_defaults(&p);
+    plan_train_defaults(&p);
     p.tp = 8, p.cp = 2, p.pp = 2, p.dp = 512, p.sp = true;
     p.global_batch = 2048, p.seq_len = 8192;
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
     bench_train("train: Llama-3.1 405B, 16,384 H100 (TP 8, CP 2, PP 2, DP 512)",
                 "llama-3.1-405b", "dgx-h100", 2048, p, 0, &cat);
-    mem_train_defaults(&p);
+    plan_train_defaults(&p);
     p.global_batch = 256, p.seq_len = 8192;
     bench_train("search: Llama-3 70B, 64 H100, 256 x 8192 tokens",
                 "llama-3-70b", "dgx-h100", 8, p, 24, &cat);
-    mem_train_defaults(&p);
+    plan_train_defaults(&p);
     p.global_batch = 1536, p.seq_len = 2048;
     bench_train("search: GPT-3 175B, 1,024 A100, 1536 x 2048 tokens",
                 "gpt3-175b", "dgx-a100", 128, p, 24, &cat);

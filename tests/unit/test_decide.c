@@ -178,8 +178,8 @@ static void test_search_guarantees(void **state)
     (void)state;
     env v;
     env_open(&v, 1, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.global_batch = 64;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov,
@@ -197,7 +197,7 @@ static void test_search_guarantees(void **state)
         const search_plan *sp = &s.ranked[i];
         assert_true(sp->r.memory_peak_bytes <= v.t->gpu->memory_bytes);
         assert_true(s.ranked[0].r.step_s <= sp->r.step_s);
-        assert_int_equal(mem_train_gpus(&sp->plan), 8);
+        assert_int_equal(plan_train_gpus(&sp->plan), 8);
         assert_int_equal(sp->plan.global_batch, 64);
         assert_close(sp->estimate_s, sp->r.step_s, 0.05);
     }
@@ -228,7 +228,7 @@ static void test_search_guarantees(void **state)
     assert_int_equal(search_train(&in, &p, 4, 2, &s, &e), 0);
     assert_true(s.nranked > 0);
     for (int i = 0; i < s.nranked; i++)
-        assert_int_equal(mem_train_gpus(&s.ranked[i].plan), 4);
+        assert_int_equal(plan_train_gpus(&s.ranked[i].plan), 4);
     search_free(&s);
     env_close(&v);
 }

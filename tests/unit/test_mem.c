@@ -20,8 +20,8 @@ static void test_zero_formulas(void **state)
     model_spec m;
     load_model("megatron-7.5b", &m);
     mem_overhead o = no_overhead();
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.dp = 64;
     p.optimizer = OPT_ADAM;
     const double want[4][2] = {{16, 0}, {4, 12}, {2, 14}, {0, 16}};
@@ -49,8 +49,8 @@ static void test_zero_formulas(void **state)
 static void test_optimizer_bytes(void **state)
 {
     (void)state;
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.optimizer = OPT_ADAMW;
     assert_true(mem_optimizer_bytes_per_param(&p) == 12);
     p.optimizer = OPT_SGD;
@@ -73,8 +73,8 @@ static void test_adafactor_factored(void **state)
     model_spec m;
     load_model("llama-2-7b", &m);
     mem_overhead o = no_overhead();
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.optimizer = OPT_ADAFACTOR;
     mem_result r;
     mem_train_breakdown(&m, &p, &o, &r);
@@ -94,8 +94,8 @@ static void test_korthikanti_table2(void **state)
     const double s = 2048, b = 1, h = 12288, a = 96, t = 8;
     const double sbh = s * b * h, k = 5 * a * s / h;
     assert_true(k == 80);
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.flash_attn = false;
     p.micro_batch = 1;
     p.seq_len = 2048;
@@ -136,8 +136,8 @@ static void test_first_stage_1f1b(void **state)
     model_spec m;
     load_model("gpt3-175b", &m);
     mem_overhead o = no_overhead();
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.tp = 8, p.pp = 8, p.dp = 16, p.zero = 1, p.sp = true;
     p.recompute = RECOMPUTE_SELECTIVE;
     p.global_batch = 1536;
@@ -164,8 +164,8 @@ static void test_schedules(void **state)
     model_spec m;
     load_model("gpt3-175b", &m);
     mem_overhead o = no_overhead();
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.tp = 8, p.pp = 8, p.dp = 1, p.sp = true, p.global_batch = 64;
     p.schedule = SCHED_INTERLEAVED;
     p.vpp = 3;
@@ -192,8 +192,8 @@ static void test_inference_llama70b(void **state)
     load_model("llama-2-70b", &m);
     mem_overhead o;
     mem_overhead_defaults(&o);
-    mem_infer p;
-    mem_infer_defaults(&p, &m);
+    plan_infer p;
+    plan_infer_defaults(&p, &m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
     mem_result r;
     mem_infer_breakdown(&m, &p, &o, &r);
@@ -226,8 +226,8 @@ static void test_int4_weights(void **state)
     model_spec m;
     load_model("llama-2-7b", &m);
     mem_overhead o = no_overhead();
-    mem_infer p;
-    mem_infer_defaults(&p, &m);
+    plan_infer p;
+    plan_infer_defaults(&p, &m);
     p.weight_dtype = DT_INT4;
     p.context = 16;
     mem_result r;
@@ -250,8 +250,8 @@ static void test_remedies_sorted(void **state)
     load_model("llama-2-70b", &m);
     mem_overhead o;
     mem_overhead_defaults(&o);
-    mem_infer p;
-    mem_infer_defaults(&p, &m);
+    plan_infer p;
+    plan_infer_defaults(&p, &m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
     mem_result base;
     mem_infer_breakdown(&m, &p, &o, &base);
@@ -281,8 +281,8 @@ static void test_recommend_minimal(void **state)
     load_model("llama-2-70b", &m);
     mem_overhead o;
     mem_overhead_defaults(&o);
-    mem_infer p;
-    mem_infer_defaults(&p, &m);
+    plan_infer p;
+    plan_infer_defaults(&p, &m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
     for (int i = 0; i < c.n; i++) {
         mem_choice ch;
@@ -291,7 +291,7 @@ static void test_recommend_minimal(void **state)
         assert_true(ch.result.total <= c.gpus[i].memory_bytes);
         assert_int_equal(ch.infer.tp * ch.infer.pp, ch.gpus);
         if (ch.gpus > 1) { /* the same layout rule at half the GPUs fails */
-            mem_infer q = p;
+            plan_infer q = p;
             int n = ch.gpus / 2;
             q.tp = n < 8 ? n : 8;
             q.pp = n / q.tp;
@@ -303,13 +303,13 @@ static void test_recommend_minimal(void **state)
     /* training: 7B with Adam (16Ψ = 108 GB of states) needs more than one
      * 40 GB A100 */
     load_model("llama-2-7b", &m);
-    mem_train t;
-    mem_train_defaults(&t);
+    plan_train t;
+    plan_train_defaults(&t);
     mem_choice ch;
     mem_recommend_train(&m, &t, &o, gpu_find(&c, "a100-sxm-40gb"), 1024, &ch);
     assert_true(ch.gpus >= 4);
     assert_true(ch.result.total <= 40 * GiB);
-    assert_int_equal(mem_train_check(&m, &ch.train, NULL), 0);
+    assert_int_equal(plan_train_check(&m, &ch.train, NULL), 0);
     gpu_catalog_free(&c);
 }
 
@@ -324,8 +324,8 @@ static void test_lora_llama70b(void **state)
     model_spec m;
     load_model("llama-2-70b", &m);
     mem_overhead o = no_overhead();
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.seq_len = 4096;
     p.recompute = RECOMPUTE_FULL;
     mem_result full, lora;
@@ -384,7 +384,7 @@ static void test_lora_70b_fits(void **state)
     struct {
         const gpu_spec *g;
         int tp, dp, zero;
-        mem_recompute rc;
+        plan_recompute rc;
     } plans[] = {
         {a100, 8, 1, 0, RECOMPUTE_FULL},      /* 8 x A100 */
         {a100, 8, 1, 0, RECOMPUTE_SELECTIVE},
@@ -394,16 +394,16 @@ static void test_lora_70b_fits(void **state)
         {h100, 2, 2, 3, RECOMPUTE_FULL},
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
-        mem_train p;
-        mem_train_defaults(&p);
+        plan_train p;
+        plan_train_defaults(&p);
         p.tp = plans[i].tp, p.dp = plans[i].dp, p.zero = plans[i].zero;
         p.recompute = plans[i].rc;
         p.micro_batch = 1, p.seq_len = 4096;
-        assert_int_equal(mem_train_check(&m, &p, &e), 0);
+        assert_int_equal(plan_train_check(&m, &p, &e), 0);
         mem_result full, lora;
         mem_train_breakdown(&m, &p, &o, &full);
         p.lora_rank = 16;
-        assert_int_equal(mem_train_check(&m, &p, &e), 0);
+        assert_int_equal(plan_train_check(&m, &p, &e), 0);
         mem_train_breakdown(&m, &p, &o, &lora);
         assert_true(full.total > plans[i].g->memory_bytes);
         assert_true(lora.total < plans[i].g->memory_bytes);
@@ -416,31 +416,31 @@ static void test_plan_errors(void **state)
     (void)state;
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     llm_err e;
     p.tp = 3;
-    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
     assert_non_null(strstr(e.msg, "does not divide the 64 attention heads"));
     p.tp = 1;
     p.pp = 3;
-    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
     assert_non_null(strstr(e.msg, "80 layers"));
     p.pp = 1;
     p.zero = 2;
-    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
     p.zero = 0;
     p.dp = 4;
     p.global_batch = 10;
-    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
     assert_non_null(strstr(e.msg, "--global-batch"));
     p.global_batch = 0;
     p.lora_rank = -1;
-    assert_int_equal(mem_train_check(&m, &p, &e), -1);
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
     assert_non_null(strstr(e.msg, "--lora-rank -1"));
     p.lora_rank = 16; /* LoRA with any ZeRO stage */
     for (p.zero = 0; p.zero <= 3; p.zero++)
-        assert_int_equal(mem_train_check(&m, &p, &e), 0);
+        assert_int_equal(plan_train_check(&m, &p, &e), 0);
 }
 
 int main(void)

@@ -4,7 +4,7 @@
 #include "test_util.h"
 #include "train/train.h"
 
-static train_result run(env *v, const mem_train *p, bool free_comm)
+static train_result run(env *v, const plan_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
                       free_comm, false, NULL, NULL, NULL, 0};
@@ -44,8 +44,8 @@ static void test_single_gpu_sum_of_ops(void **state)
     /* a one-GPU plan: count only the node's first GPU (rank 0 is the only
      * one the plan touches) */
     v.t->ngpu = 1;
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.micro_batch = 2;
     p.global_batch = 2;
     p.seq_len = 4096;
@@ -97,8 +97,8 @@ static void test_bubble(void **state)
     env v;
     env_open(&v, 1, "llama-2-7b");
     v.m.vocab = 8; /* stages of equal work */
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.pp = 4, p.dp = 2, p.zero = 0, p.micro_batch = 1, p.seq_len = 2048;
     const int m = 16;
     p.global_batch = m * p.dp;
@@ -138,8 +138,8 @@ static void test_bubble(void **state)
 static void test_zero3_bytes_and_determinism(void **state)
 {
     (void)state;
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.dp = 8;
     double base = train_dp_bytes(&p, 1e9, 2);
     assert_close(base, 2 * 1e9 * 2 * 7 / 8.0, 1e-12);
@@ -148,8 +148,8 @@ static void test_zero3_bytes_and_determinism(void **state)
 
     env v;
     env_open(&v, 2, "llama-2-7b");
-    mem_train q;
-    mem_train_defaults(&q);
+    plan_train q;
+    plan_train_defaults(&q);
     q.tp = 2, q.pp = 2, q.dp = 4, q.global_batch = 32, q.seq_len = 4096;
     train_result a = run(&v, &q, false), b = run(&v, &q, false);
     assert_true(a.step_s == b.step_s && a.mfu == b.mfu &&
@@ -167,8 +167,8 @@ static void test_full_equals_representative(void **state)
     (void)state;
     env v;
     env_open(&v, 2, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.tp = 4, p.pp = 1, p.dp = 4, p.zero = 1, p.global_batch = 16;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
@@ -207,8 +207,8 @@ static void test_interference(void **state)
 
     env v;
     env_open(&v, 2, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.tp = 4, p.dp = 4, p.zero = 1, p.global_batch = 16, p.seq_len = 4096;
     train_result a = run(&v, &p, false);
     assert_true(a.interference.extra_s > 0 && a.interference.comm_sms >= 1);
@@ -228,8 +228,8 @@ static void test_link_load(void **state)
     (void)state;
     env v;
     env_open(&v, 1, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.pp = 2, p.dp = 4, p.zero = 1, p.global_batch = 32, p.seq_len = 2048;
     p.recompute = RECOMPUTE_FULL;
     train_result r = run(&v, &p, false);
@@ -262,8 +262,8 @@ static void test_overlap_param_gather(void **state)
     (void)state;
     env v;
     env_open(&v, 4, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.dp = 32, p.zero = 1, p.global_batch = 64, p.seq_len = 4096;
     p.recompute = RECOMPUTE_FULL;
     p.bucket_bytes = 40e6;
@@ -290,8 +290,8 @@ static void test_input_pipeline(void **state)
     (void)state;
     env v;
     env_open(&v, 1, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.tp = 2, p.pp = 2, p.dp = 2, p.zero = 1, p.global_batch = 32;
     p.micro_batch = 2, p.seq_len = 4096, p.recompute = RECOMPUTE_SELECTIVE;
     train_result base = run(&v, &p, false);
@@ -324,8 +324,8 @@ static void test_moe_imbalance(void **state)
     (void)state;
     env v;
     env_open(&v, 1, "mixtral-8x7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.dp = 8, p.ep = 8, p.zero = 1, p.global_batch = 8, p.seq_len = 4096;
     train_result a = run(&v, &p, true);
     p.moe_imbalance = 1.5;
@@ -338,7 +338,7 @@ static void test_moe_imbalance(void **state)
                      gemm(&v, tok, 4096, 14336.0));
     }
     assert_close(b.fwd_s - a.fwd_s, 32 * d, 1e-9);
-    mem_train q = p;
+    plan_train q = p;
     q.moe_imbalance = 1; /* and the all-to-all waits for the busiest rank */
     assert_true(run(&v, &p, false).exposed_comm_s[COMM_EP] >
                 run(&v, &q, false).exposed_comm_s[COMM_EP]);
@@ -354,8 +354,8 @@ static void test_unfused_attention(void **state)
     (void)state;
     env v;
     env_open(&v, 1, "megatron-1.7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.dp = 8, p.global_batch = 8, p.seq_len = 2048;
     train_result fa = run(&v, &p, true);
     p.flash_attn = false;
@@ -390,8 +390,8 @@ static void test_lora_single_gpu_sum_of_ops(void **state)
     env v;
     env_open(&v, 1, "llama-3-8b");
     v.t->ngpu = 1;
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.micro_batch = 2, p.global_batch = 2, p.seq_len = 4096;
     p.lora_rank = 16;
     train_result r = run(&v, &p, false);
@@ -458,8 +458,8 @@ static void test_lora_step(void **state)
     (void)state;
     env v;
     env_open(&v, 1, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     p.dp = 8, p.micro_batch = 1, p.global_batch = 64, p.seq_len = 4096;
     train_result full = run(&v, &p, false);
     p.lora_rank = 16;
@@ -492,8 +492,8 @@ static void test_bad_plans(void **state)
     (void)state;
     env v;
     env_open(&v, 1, "llama-2-7b");
-    mem_train p;
-    mem_train_defaults(&p);
+    plan_train p;
+    plan_train_defaults(&p);
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
                       false, NULL, NULL, NULL, 0};
     train_result r;

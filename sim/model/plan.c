@@ -1,0 +1,109 @@
+/* plan — the parallel plans of training and inference: their defaults,
+ * their names and whether a model admits them. */
+#include "model/plan.h"
+
+#include "base/util.h"
+
+const char *const plan_optimizer_names[OPT_COUNT] = {
+    "adam", "adamw", "sgd", "sgd-momentum", "adafactor", "adam-8bit"};
+const char *const plan_recompute_names[3] = {"none", "selective", "full"};
+const char *const plan_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
+
+void plan_train_defaults(plan_train *p)
+{
+    *p = (plan_train){
+        .tp = 1, .pp = 1, .dp = 1, .cp = 1, .ep = 1, .vpp = 1,
+        .micro_batch = 1, .global_batch = 0, .seq_len = 2048,
+        .recompute = RECOMPUTE_NONE, .zero = 0, .schedule = SCHED_1F1B,
+        .precision = DT_BF16, .optimizer = OPT_ADAMW, .flash_attn = true,
+        /* PyTorch DDP's default bucket_cap_mb = 25 */
+        .bucket_bytes = 25.0 * MiB, .moe_imbalance = 1.0,
+    };
+}
+
+void plan_infer_defaults(plan_infer *p, const model_spec *m)
+{
+    *p = (plan_infer){
+        .tp = 1, .pp = 1, .batch = 1, .context = m->max_seq,
+        .weight_dtype = m->weight_dtype, .kv_dtype = DT_COUNT,
+        /* vLLM defaults: block_size 16; chunked-prefill token budget 8192 */
+        .block_size = 16, .max_batched_tokens = 8192, .quant_group = 128,
+    };
+}
+
+int plan_train_gpus(const plan_train *p) { return p->tp * p->pp * p->dp * p->cp; }
+
+/* ---- plan checks ------------------------------------------------------ */
+
+static int check_tp(const model_spec *m, int tp, llm_err *e)
+{
+    if (m->heads % tp != 0)
+        return err_set(e, "--tp %d does not divide the %d attention heads of "
+                          "%s (expected a divisor of %d)",
+                       tp, m->heads, m->name, m->heads);
+    if (!m->mla && m->kv_heads % tp != 0 && tp % m->kv_heads != 0)
+        return err_set(e, "--tp %d and the %d KV heads of %s: a KV head "
+                          "cannot be split (expected tp dividing %d or a "
+                          "multiple of it)",
+                       tp, m->kv_heads, m->name, m->kv_heads);
+    return 0;
+}
+
+int plan_train_check(const model_spec *m, const plan_train *p, llm_err *e)
+{
+    if (check_tp(m, p->tp, e))
+        return -1;
+    if (p->lora_rank < 0)
+        return err_set(e, "--lora-rank %d is negative (expected 0 for full "
+                          "training or a LoRA rank such as 8, 16, 64)",
+                       p->lora_rank);
+    if (m->layers % p->pp != 0)
+        return err_set(e, "--pp %d does not divide the %d layers of %s "
+                          "(expected a divisor of %d)",
+                       p->pp, m->layers, m->name, m->layers);
+    if (p->schedule == SCHED_INTERLEAVED) {
+        if (p->pp < 2)
+            return err_set(e, "--schedule interleaved needs --pp >= 2");
+        if ((m->layers / p->pp) % p->vpp != 0)
+            return err_set(e, "--vpp %d does not divide the %d layers per "
+                              "stage (expected a divisor)",
+                           p->vpp, m->layers / p->pp);
+    } else if (p->vpp != 1) {
+        return err_set(e, "--vpp %d needs --schedule interleaved", p->vpp);
+    }
+    if (p->seq_len % p->cp != 0)
+        return err_set(e, "--cp %d does not divide --seq-len %d", p->cp,
+                       p->seq_len);
+    if (p->ep > 1) {
+        if (m->moe_experts == 0)
+            return err_set(e, "--ep %d: %s has no experts (expected --ep 1)",
+                           p->ep, m->name);
+        if (m->moe_experts % p->ep != 0)
+            return err_set(e, "--ep %d does not divide the %d experts",
+                           p->ep, m->moe_experts);
+        if ((p->dp * p->cp) % p->ep != 0)
+            return err_set(e, "--ep %d must divide dp x cp = %d (experts are "
+                              "sharded inside the data-parallel group)",
+                           p->ep, p->dp * p->cp);
+    }
+    if (p->zero > 0 && p->dp * p->cp == 1)
+        return err_set(e, "--zero %d shards over data-parallel ranks, but "
+                          "dp = 1 (expected --dp > 1 or --zero 0)",
+                       p->zero);
+    if (p->global_batch > 0 &&
+        p->global_batch % (p->micro_batch * p->dp) != 0)
+        return err_set(e, "--global-batch %d is not a multiple of "
+                          "micro-batch x dp = %d",
+                       p->global_batch, p->micro_batch * p->dp);
+    return 0;
+}
+
+int plan_infer_check(const model_spec *m, const plan_infer *p, llm_err *e)
+{
+    if (check_tp(m, p->tp, e))
+        return -1;
+    if (p->pp > m->layers)
+        return err_set(e, "--pp %d exceeds the %d layers of %s", p->pp,
+                       m->layers, m->name);
+    return 0;
+}

@@ -1,0 +1,83 @@
+/* plan — the parallel plan of a training job (TP, PP, DP, CP, EP, the
+ * micro-batch, ZeRO stage, recompute, schedule, precision, optimizer) and
+ * of an inference deployment (TP, PP, batch, context, dtypes).  Owned by
+ * the model layer so that mem, train, serve and the layers above share one
+ * definition: a plan is what the user chose, knowing nothing of time or
+ * memory. */
+#ifndef LLMSIM_PLAN_H
+#define LLMSIM_PLAN_H
+
+#include <stdbool.h>
+
+#include "base/dtype.h"
+#include "base/err.h"
+#include "model/model.h"
+
+typedef enum {
+    OPT_ADAM,
+    OPT_ADAMW,
+    OPT_SGD,
+    OPT_SGD_MOMENTUM,
+    OPT_ADAFACTOR,
+    OPT_ADAM8BIT,
+    OPT_COUNT
+} plan_optimizer;
+
+typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } plan_recompute;
+typedef enum { SCHED_1F1B, SCHED_GPIPE, SCHED_INTERLEAVED } plan_schedule;
+
+typedef struct plan_train {
+    int tp, pp, dp, cp, ep, vpp;
+    bool sp;
+    int micro_batch, global_batch; /* global_batch 0 = micro_batch·dp·pp */
+    int seq_len;
+    plan_recompute recompute;
+    int zero;
+    plan_schedule schedule;
+    dtype precision;
+    plan_optimizer optimizer;
+    bool flash_attn;
+    bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
+    bool no_overlap_grad_reduce; /* reduce after the backward, not during */
+    double moe_imbalance;        /* tokens on the busiest expert rank over
+                                    the mean (1 = balanced routing) */
+    bool overlap_param_gather;   /* ZeRO: gather updated parameters during
+                                    the next forward (Megatron's
+                                    --overlap-param-gather), not after the
+                                    optimizer */
+    double bucket_bytes; /* DP gradient bucket (reduce-scatter staging) */
+    int lora_rank;       /* 0 = full training; r > 0 = LoRA fine-tuning
+                            (Hu et al. 2021, arXiv 2106.09685): the base
+                            model is frozen in `precision`, and only rank-r
+                            adapters A (r x in) and B (out x r) on each
+                            layer's linears get gradients and optimizer
+                            state (mem_lora_tensor_params) */
+} plan_train;
+
+typedef struct plan_infer {
+    int tp, pp, batch, context;
+    dtype weight_dtype, kv_dtype;
+    int block_size;         /* paged KV block, tokens */
+    int max_batched_tokens; /* prefill tokens in one forward pass */
+    int quant_group;        /* int4 group size */
+} plan_infer;
+
+extern const char *const plan_optimizer_names[OPT_COUNT];
+extern const char *const plan_recompute_names[3];
+extern const char *const plan_schedule_names[3];
+
+void plan_train_defaults(plan_train *p);
+void plan_infer_defaults(plan_infer *p, const model_spec *m);
+
+/* GPUs the plan occupies: tp x pp x dp x cp (experts shard inside dp x cp). */
+int plan_train_gpus(const plan_train *p);
+
+/* Whether model m admits the plan: TP divides the heads (and does not split
+ * a KV head), PP divides the layers, the interleaved schedule's virtual
+ * stages divide a stage's layers, CP divides the sequence, EP divides the
+ * experts and dp x cp, ZeRO has ranks to shard over, the global batch is a
+ * multiple of micro-batch x dp. */
+int plan_train_check(const model_spec *m, const plan_train *p, llm_err *e);
+int plan_infer_check(const model_spec *m, const plan_infer *p, llm_err *e);
+
+#endif
