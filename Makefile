@@ -2,7 +2,8 @@
 #
 #   make            build ./llmsim
 #   make demo       install missing packages, build, run the ready example
-#   make test       unit tests (cmocka) + command-line tests
+#   make test       unit tests (cmocka) + command-line tests + a test that
+#                   the accuracy gate fails (no simulation)
 #   make asan       the same tests under AddressSanitizer + UBSan, with
 #                   the simulation invariants enforced (sim/check.h)
 #   make CHECK=1    build-check/llmsim with the invariants enforced
@@ -137,6 +138,7 @@ test: deps
 	@if pkg-config --exists ompi-c && command -v mpirun >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory MPI=1 all >/dev/null; fi
 	@$(MAKE) --no-print-directory unit cli
+	@sh tests/validate-gate-test.sh
 
 # ./llmsim too: the command-line tests check both builds write the same bytes
 asan: deps
