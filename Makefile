@@ -9,6 +9,11 @@
 #   make CHECK=1    build-check/llmsim with the invariants enforced
 #   make valgrind   command-line tests under valgrind memcheck
 #   make check-layers  no file of sim/ includes a layer below its own
+#   make validate   every published measurement (tests/validation/), simulated:
+#                   prints each error, writes docs/validation.md, and fails
+#                   when accuracy is worse than tests/validation/baseline.tsv
+#   make validate-baseline  the same run, then rewrites the baseline: commit
+#                   it with the change that improves accuracy
 #   make golden     regenerate tests/golden/expected/ (review the diff)
 #   make fuzz       libFuzzer on every input parser, FUZZ_SECONDS (30) each
 #   make install PREFIX=/usr/local
@@ -57,7 +62,7 @@ REPLAYBIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 30
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(if $(filter build-mpi,$(BUILD)),llmsim-mpi,$(BUILD)/llmsim))
 
-.PHONY: all deps demo test unit cli asan valgrind install clean bench validate calib knee plots \
+.PHONY: all deps demo test unit cli asan valgrind install clean bench validate validate-baseline calib knee plots \
         check-layers golden golden-check
 
 all: $(BIN)
@@ -175,10 +180,18 @@ calib:
 	  $(MAKE) --no-print-directory -C calib/cuda; \
 	else echo "nvcc not found: skipping calibration microbenchmarks"; fi
 
-# Predicted against published measurements, every case with its error.
+# Predicted against published measurements, every case with its error;
+# docs/validation.md is rewritten, and the run fails on a regression against
+# tests/validation/baseline.tsv (tests/validate-compare.sh says what counts).
 validate: deps
 	@$(MAKE) --no-print-directory all
 	@sh tests/validate.sh
+
+# The same run, then the baseline rewritten from it: in the commit that
+# improves accuracy (or, saying why, in one that accepts a worse case).
+validate-baseline: deps
+	@$(MAKE) --no-print-directory all
+	@sh tests/validate.sh --update
 
 # The latency-throughput knee of the ready serving deployment (README).
 KNEE = plots/serve-knee-llama2-70b-8xh100

@@ -2,8 +2,22 @@
 # make validate: every published measurement in tests/validation/*.tsv,
 # simulated, with its error.  Prints a table and writes
 # validation-report.tsv (suite, case, metric, measured, predicted,
-# error_pct, source).  Nothing is tuned here: a case that is far off shows
-# as far off.
+# error_pct, source) and docs/validation.md (tests/validate-doc.sh), then
+# gates: exits 1 when accuracy is worse than tests/validation/baseline.tsv
+# (tests/validate-compare.sh says what counts as worse).  Nothing is tuned
+# here: a case that is far off shows as far off.
+#
+#   sh tests/validate.sh            the run and the gate
+#   sh tests/validate.sh --update   the run, then rewrite the baseline
+#                                   (make validate-baseline)
+update=0
+case "${1-}" in
+"") ;;
+--update) update=1 ;;
+*) echo "usage: validate.sh [--update]" >&2; exit 2 ;;
+esac
+base=tests/validation/baseline.tsv
+doc=docs/validation.md
 L=${LLMSIM:-./llmsim}
 out=${REPORT:-validation-report.tsv}
 tmp=$(mktemp "$out.tmp.XXXXXX") || exit 1
@@ -205,3 +219,14 @@ END {
     if (bad) printf "%d cases could not be simulated\n", bad
 }' "$large" "$out"
 echo "report: $out"
+sh tests/validate-doc.sh "$out" "$doc" "$large" || exit 2
+echo "page: $doc"
+echo
+
+if [ "$update" = 1 ]; then
+    # what the new baseline changes, for the commit message; then write it
+    [ -r "$base" ] && sh tests/validate-compare.sh "$base" "$out"
+    sh tests/validate-compare.sh -w "$base" "$out"
+    exit
+fi
+sh tests/validate-compare.sh "$base" "$out"
