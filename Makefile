@@ -75,7 +75,7 @@ $(BUILD)/%.o: sim/%.c
 	$(CC) $(CFLAGS_ALL) -Isim -c $< -o $@
 
 $(BUILD)/libllmsim.a: $(LIBOBJ)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BIN): $(BUILD)/cli/main.o $(BUILD)/libllmsim.a
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
@@ -251,4 +251,4 @@ install: all
 clean:
 	rm -rf build build-asan build-mpi build-fuzz build-check llmsim llmsim-mpi
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/fuzz/*.d)
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/fuzz/*.d)
