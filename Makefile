@@ -48,7 +48,7 @@ OPT ?= -O2
 LDLIBS_ALL = $(shell pkg-config --libs $(PKGS)) -lm $(LDLIBS)
 TEST_LIBS = $(shell pkg-config --libs cmocka)
 
-# one folder per layer (docs/architecture.md); check-layers keeps them in order
+# one folder per layer (docs/how-it-works.md); check-layers keeps them in order
 LAYERS = base engine hw coll model cost mem train serve decide report cfg cli
 SRC = $(foreach l,$(LAYERS),$(wildcard sim/$(l)/*.c))
 LIBSRC = $(filter-out sim/cli/main.c,$(SRC))
@@ -142,7 +142,7 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@if pkg-config --exists ompi-c && command -v mpirun >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory MPI=1 all >/dev/null; fi
-	@$(MAKE) --no-print-directory unit cli
+	@$(MAKE) --no-print-directory check-layers unit cli golden-check
 	@sh tests/validate-gate-test.sh
 
 # ./llmsim too: the command-line tests check both builds write the same bytes

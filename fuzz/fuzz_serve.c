@@ -1,5 +1,5 @@
 /* Fuzz target: a serving experiment file (configs/serve-*.cfg) through
- * cfg_load_serving, "#set KEY=VALUE" lines as --set overrides (as in
+ * cfg_exp_read, "#set KEY=VALUE" lines as --set overrides (as in
  * fuzz_train.c), then its arrival process and length specs through the
  * parsers `llmsim serve` hands them to (but not "empirical:PATH", which
  * would read whatever file the input names: fuzz_lens covers it). */
@@ -28,13 +28,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fz_strndup(data, size);
     const char *sets[8];
     int nsets = fz_find_sets(text, sets, 8);
-    cfg_serving x;
-    cfg_serving_defaults(&x);
+    static exp_serve x;
+    exp_serve_defaults(&x);
     llm_err e = {{0}};
-    if (fz_report("serving", cfg_load_serving(p, sets, nsets, &x, &e), &e) ==
-        0) {
-        wl_arrival_kind k;
-        (void)wl_arrival_parse("arrival", x.arrival, &k, &e);
+    int rc = cfg_exp_read(p, EXP_SERVE, &x, x.src, &e);
+    char why[1400];
+    for (int i = 0; rc == 0 && i < nsets; i++)
+        if (settings_apply(EXP_SERVE, &x, x.src, sets[i], why, sizeof why))
+            rc = err_set(&e, "--set %s", why);
+    if (fz_report("serving", rc, &e) == 0) {
         length(x.prompt_len, 0);
         length(x.output_len, 1);
     }

@@ -4,15 +4,16 @@
  *   0  --vary specs, one per line, through sweep_add_axis into one sweep,
  *      then the values of its first and last points;
  *   1  an experiment file with a sweep = { vary; out; } group, through
- *      cmd_sweep_read_group, each vary through sweep_add_axis as `llmsim
+ *      cfg_sweep_read_group, each vary through sweep_add_axis as `llmsim
  *      sweep` does;
- *   2  an existing result CSV, resumed by sweep_open for a fixed sweep
+ *   2  an existing result CSV, resumed by rsweep_open for a fixed sweep
  *      (parallel.tp=1,2,4 x nodes=1:8:*2, fingerprint 0123456789abcdef),
  *      then one more row appended and the file rewritten in point order. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cmd_sweep.h"
+#include "cfg/cfg.h"
+#include "report/rsweep.h"
 #include "fuzz_util.h"
 #include "decide/sweep.h"
 
@@ -49,9 +50,9 @@ static void group(const uint8_t *data, size_t size)
     const char *p = fz_write("sweep.cfg", data, size);
     if (!p)
         return;
-    cmd_sweep_group g;
+    cfg_sweep_group g;
     llm_err e;
-    if (fz_report("group", cmd_sweep_read_group(p, &g, &e), &e))
+    if (fz_report("group", cfg_sweep_read_group(p, &g, &e), &e))
         return;
     sweep_spec s = {0};
     for (int i = 0; i < g.nvary; i++)
@@ -59,7 +60,7 @@ static void group(const uint8_t *data, size_t size)
             break;
     points(&s);
     sweep_free(&s);
-    cmd_sweep_group_free(&g);
+    cfg_sweep_group_free(&g);
 }
 
 static void resume(const uint8_t *data, size_t size)
@@ -77,8 +78,8 @@ static void resume(const uint8_t *data, size_t size)
     const char *p = fz_write("sweep.csv", data, size);
     if (!p)
         return;
-    sweep_file f;
-    if (fz_report("sweep_open", sweep_open(&f, p, &s, &e), &e))
+    rsweep_file f;
+    if (fz_report("rsweep_open", rsweep_open(&f, p, &s, &e), &e))
         return;
     long todo = 0;
     while (todo < s.npoints && f.done[todo])
@@ -86,11 +87,11 @@ static void resume(const uint8_t *data, size_t size)
     if (todo < s.npoints) {
         json_t *j = json_pack("{s:f, s:{s:i}, s:s}", "step_s", 1.5, "mem",
                               "peak", 3, "name", "x,\"y\"");
-        if (sweep_append(&f, todo, j, NULL, &e) == 0)
-            fz_report("sweep_finish", sweep_finish(&f, &e), &e);
+        if (rsweep_append(&f, todo, j, NULL, &e) == 0)
+            fz_report("rsweep_finish", rsweep_finish(&f, &e), &e);
         json_decref(j);
     }
-    sweep_close(&f);
+    rsweep_close(&f);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -1,6 +1,7 @@
 /* Fuzz target: a training experiment file (configs/train-*.cfg) through
- * cfg_load_experiment.  Lines "#set KEY=VALUE" (comments to libconfig)
- * become --set overrides, so cfgu_apply_set is fuzzed on the same file. */
+ * cfg_exp_read and the settings table.  Lines "#set KEY=VALUE" (comments
+ * to libconfig) become --set assignments, applied after the file as
+ * `llmsim train` applies them. */
 #include <string.h>
 
 #include "cfg/cfg.h"
@@ -14,12 +15,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text = fz_strndup(data, size);
     const char *sets[8];
     int nsets = fz_find_sets(text, sets, 8);
-    cfg_experiment x;
-    memset(&x, 0, sizeof x);
-    plan_train_defaults(&x.plan);
-    train_loader_defaults(&x.loader);
+    static exp_train x;
+    exp_train_defaults(&x);
     llm_err e = {{0}};
-    fz_report("experiment", cfg_load_experiment(p, sets, nsets, &x, &e), &e);
+    int rc = cfg_exp_read(p, EXP_TRAIN, &x, x.src, &e);
+    char why[1400];
+    for (int i = 0; rc == 0 && i < nsets; i++)
+        if (settings_apply(EXP_TRAIN, &x, x.src, sets[i], why, sizeof why))
+            rc = err_set(&e, "--set %s", why);
+    fz_report("experiment", rc, &e);
     free(text);
     return 0;
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make check-layers: the folders of sim/ are layers (docs/architecture.md),
+# make check-layers: the folders of sim/ are layers (docs/how-it-works.md),
 # and a file may include only its own layer's headers and those of the
 # layers above it in this list.  train and serve are siblings: neither
 # includes the other.  libconfig stays in cfg and cli (configuration at the

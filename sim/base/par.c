@@ -175,3 +175,30 @@ int par_run(int jobs, par_next next, par_job job, par_done done, void *ctx,
     free(pf);
     return rc ? -1 : 0;
 }
+
+char *par_hex_encode(char tag, const void *p, size_t n)
+{
+    char *b = malloc(2 * n + 2);
+    if (!b)
+        return NULL;
+    b[0] = tag;
+    const unsigned char *q = p;
+    for (size_t k = 0; k < n; k++)
+        snprintf(b + 1 + 2 * k, 3, "%02x", q[k]);
+    b[1 + 2 * n] = '\0';
+    return b;
+}
+
+int par_hex_decode(const char *s, char tag, void *p, size_t n)
+{
+    unsigned char *q = p;
+    if (s[0] != tag || strlen(s) != 2 * n + 1)
+        return -1;
+    for (size_t k = 0; k < n; k++) {
+        unsigned v;
+        if (sscanf(s + 1 + 2 * k, "%2x", &v) != 1)
+            return -1;
+        q[k] = (unsigned char)v;
+    }
+    return 0;
+}

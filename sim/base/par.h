@@ -8,6 +8,8 @@
 #ifndef LLMSIM_PAR_H
 #define LLMSIM_PAR_H
 
+#include <stddef.h>
+
 #include "base/err.h"
 
 /* The job: i's result as a malloc'd string (NULL means out of memory). */
@@ -22,6 +24,13 @@ typedef long (*par_next)(void *ctx);
  * process, in order). */
 int par_run(int jobs, par_next next, par_job job, par_done done, void *ctx,
             llm_err *e);
+
+/* A result struct as text between a worker and the parent: `tag` then
+ * the bytes in hex (workers are forks, so the layout is the same on both
+ * ends).  Encode returns a malloc'd string or NULL; decode returns 0 when
+ * s is `tag` and exactly n bytes. */
+char *par_hex_encode(char tag, const void *p, size_t n);
+int par_hex_decode(const char *s, char tag, void *p, size_t n);
 
 /* The number of online CPUs (at least 1). */
 int par_cpus(void);

@@ -14,6 +14,7 @@
 #include "hw/topo.h"
 #include "serve/serve.h"
 #include "train/train.h"
+#include "decide/exp.h"
 
 /* Loads topologies/gpus.cfg (or any file in that format). */
 int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e);
@@ -47,59 +48,68 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
 int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
                       cost_calib *c, llm_err *e);
 
-/* An experiment file (in configs/): what `llmsim train` simulates. */
-typedef struct cfg_experiment {
-    char model[256], cluster[256];
-    int nodes; /* 0 = as the cluster file says */
-    int gpus;  /* the first gpus of the cluster (4 of a DGX H100); 0 = all */
-    plan_train plan;
-    train_loader loader; /* input = { workers; sample_ms; prefetch;
-                            bytes_per_token; } */
-    topo_net net;        /* net = { nvlink_GBps; pcie_GBps; ib_gbps; } */
-    /* parallel.dp = 0: as many replicas as the cluster holds;
-     * parallel.microbatches = M: global_batch = micro_batch x dp x M (weak
-     * scaling in a sweep over nodes); 0 = global_batch as given */
-    int microbatches;
-} cfg_experiment;
-
-/* Fills x over its current values; `sets` are "key.path=value" overrides
- * applied to the file before it is read. */
-int cfg_load_experiment(const char *path, const char *const *sets, int nsets,
-                        cfg_experiment *x, llm_err *e);
-
-/* A serving experiment file (configs/serve-*.cfg): what `llmsim serve`
- * simulates.  Strings stay strings here (dtype, policy, lengths); the
- * command resolves them, so options and files share one path. */
-typedef struct cfg_serving {
-    char model[256], cluster[256];
-    int nodes, gpus;
-    int tp, pp, replicas;
-    int prefill_replicas, decode_replicas; /* both 0: colocated */
-    int prefill_tp, prefill_pp, decode_tp, decode_pp; /* 0 = tp / pp */
-    serve_params p;
-    char dtype[16], kv_dtype[16];
-    /* workload: a trace, or a synthetic process */
-    char trace[1024];
-    double rate_scale;
-    int requests;
-    char arrival[16];
-    double rate, cv;
-    int burst;
-    char prompt_len[1100], output_len[1100];
-    long seed;
-    topo_net net;
-} cfg_serving;
-
-void cfg_serving_defaults(cfg_serving *x);
 /* Idle power of GPU g from <datadir>/calib/power.tsv (its row, or the
  * '*' row's fraction of its TDP). */
 int cfg_load_idle_w(const char *datadir, const gpu_spec *g, double *idle_w,
                     llm_err *e);
-int cfg_load_serving(const char *path, const char *const *sets, int nsets,
-                     cfg_serving *x, llm_err *e);
 
-/* The line of `key` ("parallel.tp") in the libconfig file at path; 0 when
- * the file does not hold it (or does not parse). */
-int cfg_key_line(const char *path, const char *key);
+/* ---- experiments (cfg_exp.c) ---------------------------------------------- */
+
+/* Reads an experiment file of kind k into x (over its current values, so
+ * defaults first), recording each value's line in src.  Every key must be
+ * one of the kind's settings (decide/settings.c). */
+int cfg_exp_read(const char *path, exp_kind k, void *x, exp_src *src,
+                 llm_err *e);
+/* A file with a serving group is a serving experiment, else training. */
+int cfg_exp_kind(const char *path, exp_kind *k, llm_err *e);
+
+/* sweep = { vary = ( "KEY=VALUES", ... ); out = "FILE.csv"; } */
+typedef struct cfg_sweep_group {
+    bool serve;     /* the file has a serving group: a serving experiment */
+    char **vary;    /* sweep.vary as written (owned), not yet parsed */
+    int *vary_line; /* where each one is in the file (owned) */
+    int nvary;
+    bool has_out;   /* sweep.out is a string ... */
+    char out[1024]; /* ... this one (cut at 1023 bytes) */
+} cfg_sweep_group;
+
+/* Reads the sweep group of an experiment file (absent: no vary, no out).
+ * Errors read "file:line: key: ..."; on error *g owns nothing. */
+int cfg_sweep_read_group(const char *path, cfg_sweep_group *g, llm_err *e);
+void cfg_sweep_group_free(cfg_sweep_group *g);
+
+/* Reads and checks a compare file into *f (its defaults first).  *f holds
+ * no heap memory. */
+int cfg_compare_load(const char *path, exp_compare *f, llm_err *e);
+
+/* ---- data by name (cfg_loader.c) ------------------------------------------- */
+
+/* Directory holding topologies/ and models/: $LLMSIM_DATA, else the
+ * executable's directory (a source tree), else <prefix>/share/llmsim. */
+const char *cfg_datadir(void);
+/* A relative data path from the working directory, else the data
+ * directory. */
+void cfg_data_path(const char *in, char *out, size_t len);
+
+int cfg_load_catalog(gpu_catalog *c, llm_err *e);
+/* NAME -> <datadir>/models/NAME.cfg; a path (with '/' or ending in .cfg or
+ * .json) is loaded as is. */
+int cfg_load_model_named(const char *arg, model_spec *m, llm_err *e);
+/* NAME from the catalog, or a path to a file in gpus.cfg format whose
+ * first entry is used (it is appended to the catalog). */
+const gpu_spec *cfg_find_gpu(gpu_catalog *c, const char *arg, llm_err *e);
+/* NAME -> <datadir>/topologies/NAME.cfg, or a path.  nodes > 0 overrides
+ * the node count.  p2p >= 0 overrides GPU peer-to-peer (0 off, 1 on);
+ * net (may be NULL) replaces link bandwidths. */
+topo *cfg_load_topo_named(const char *arg, int nodes, int p2p,
+                          gpu_catalog *cat, llm_err *e);
+topo *cfg_load_topo_net(const char *arg, int nodes, int p2p,
+                        const topo_net *net, gpu_catalog *cat, llm_err *e);
+/* A cluster's size before it is built (for the run budget). */
+int cfg_topo_size(const char *arg, int nodes, exp_topo_size *out,
+                  llm_err *e);
+
+/* The experiment API's loader (decide/exp.h) over these functions. */
+const exp_loader *cfg_loader(void);
 
 #endif

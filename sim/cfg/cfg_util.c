@@ -8,12 +8,8 @@
 
 #include "base/util.h"
 
-const char cfgu_from_set[] = "--set";
-
 int cfgu_line(const config_setting_t *s)
 {
-    if (config_setting_get_hook(s) == cfgu_from_set)
-        return 0; /* given on the command line: no line to name */
     int l = (int)config_setting_source_line(s);
     return l > 0 ? l : 1;
 }
@@ -220,100 +216,4 @@ int cfgu_group(cfgu *c, const config_setting_t *g, const char *key,
                       "wrong type (expected a group { ... })");
     *out = s;
     return 0;
-}
-
-/* --set a.b=v: the value's type follows the setting it replaces, or its
- * spelling (integer, real, true/false, else string) when it is new. */
-int cfgu_apply_set(config_t *cfg, const char *file, const char *set,
-                     llm_err *e)
-{
-    char path[128];
-    const char *eq = strchr(set, '=');
-    if (!eq || eq == set || (size_t)(eq - set) >= sizeof path)
-        return err_set(e, "--set \"%s\": expected KEY=VALUE (e.g. "
-                          "parallel.tp=4)", set);
-    snprintf(path, sizeof path, "%.*s", (int)(eq - set), set);
-    const char *v = eq + 1;
-    char *dot = strrchr(path, '.');
-    config_setting_t *parent = dot ? config_lookup(cfg, (*dot = '\0', path))
-                                   : config_root_setting(cfg);
-    if (!parent && dot && !strchr(path, '.') &&
-        !config_setting_get_member(config_root_setting(cfg), path)) {
-        /* a group the file leaves out (net = {...}): the key check of
-         * whoever reads the file says whether it may exist */
-        parent = config_setting_add(config_root_setting(cfg), path,
-                                    CONFIG_TYPE_GROUP);
-        if (parent)
-            config_setting_set_hook(parent, (void *)cfgu_from_set);
-    }
-    const char *name = dot ? dot + 1 : path;
-    if (!parent || config_setting_type(parent) != CONFIG_TYPE_GROUP)
-        return err_set(e, "--set %s: %s is not a group of %s", set, path, file);
-    config_setting_t *s = config_setting_get_member(parent, name);
-    char *end;
-    errno = 0;
-    long long iv = strtoll(v, &end, 10);
-    bool is_int = *v && *end == '\0' && errno != ERANGE;
-    double dv = strtod(v, &end);
-    bool is_real = *v && *end == '\0';
-    bool is_bool = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
-    int type = s ? config_setting_type(s)
-                 : is_bool ? CONFIG_TYPE_BOOL
-                 : is_int  ? CONFIG_TYPE_INT
-                 : is_real ? CONFIG_TYPE_FLOAT
-                           : CONFIG_TYPE_STRING;
-    /* beyond an int: a 64-bit setting, so the reader's range check sees
-     * the value rather than its low 32 bits */
-    if (type == CONFIG_TYPE_INT && is_int && (iv > INT_MAX || iv < INT_MIN))
-        type = CONFIG_TYPE_INT64;
-    if (s)
-        config_setting_remove(parent, name);
-    s = config_setting_add(parent, name, type);
-    if (!s) /* libconfig refuses the name */
-        return err_set(e, "--set %s: \"%s\" is not a valid key (expected a "
-                          "letter, then letters, digits, '-' or '_')", set,
-                       name);
-    config_setting_set_hook(s, (void *)cfgu_from_set);
-    int ok = 0;
-    switch (type) {
-    case CONFIG_TYPE_BOOL: ok = is_bool && config_setting_set_bool(s, v[0] == 't'); break;
-    case CONFIG_TYPE_INT: ok = is_int && config_setting_set_int(s, (int)iv); break;
-    case CONFIG_TYPE_INT64: ok = is_int && config_setting_set_int64(s, iv); break;
-    case CONFIG_TYPE_FLOAT: ok = is_real && config_setting_set_float(s, dv); break;
-    default: ok = config_setting_set_string(s, v) == CONFIG_TRUE;
-    }
-    if (!ok)
-        return err_set(e, "--set %s: \"%s\" has the wrong type for %s.%s", set,
-                       v, dot ? path : "", name);
-    return 0;
-}
-
-int cfgu_read_with_sets(cfgu *c, config_t *cfg, const char *const *sets,
-                        int nsets)
-{
-    if (cfgu_read(c, cfg))
-        return -1;
-    for (int i = 0; i < nsets; i++)
-        if (cfgu_apply_set(cfg, c->file, sets[i], c->e))
-            return -1;
-    return 0;
-}
-
-int cfgu_net(cfgu *c, const config_setting_t *root, topo_net *net)
-{
-    static const char *const keys[] = {"nvlink_GBps", "pcie_GBps", "ib_gbps"};
-    config_setting_t *g, *sw;
-    if (cfgu_group(c, root, "net", &g) || cfgu_group(c, root, "sweep", &sw))
-        return -1;
-    if (!g)
-        return 0;
-    return cfgu_check_keys(c, g, keys, 3) ||
-                   cfgu_double(c, g, "nvlink_GBps", false, 1e-3, 1e6,
-                               &net->nvlink_GBps) ||
-                   cfgu_double(c, g, "pcie_GBps", false, 1e-3, 1e6,
-                               &net->pcie_GBps) ||
-                   cfgu_double(c, g, "ib_gbps", false, 1e-3, 1e7,
-                               &net->nic_gbps)
-               ? -1
-               : 0;
 }

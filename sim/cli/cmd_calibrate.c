@@ -576,12 +576,12 @@ static int fit_one(const char *traces, const char *out,
 static int run_bench(const char *gpu_name, gpu_catalog *cat, const char *out,
                      llm_err *e)
 {
-    const gpu_spec *g = cmd_find_gpu(cat, gpu_name, e);
+    const gpu_spec *g = cfg_find_gpu(cat, gpu_name, e);
     if (!g)
         return -1;
     char script[PATH_MAX], bin[PATH_MAX], dir[PATH_MAX], cmd[PATH_MAX * 3];
-    snprintf(script, sizeof script, "%s/calib/cuda/run.sh", cmd_datadir());
-    snprintf(bin, sizeof bin, "%s/calib/cuda/build/gemm_bench", cmd_datadir());
+    snprintf(script, sizeof script, "%s/calib/cuda/run.sh", cfg_datadir());
+    snprintf(bin, sizeof bin, "%s/calib/cuda/build/gemm_bench", cfg_datadir());
     if (access(bin, X_OK) != 0)
         return err_set(e, "%s: not built (run `make calib` on a machine with "
                           "nvcc and an NVIDIA GPU)", bin);
@@ -641,12 +641,12 @@ static int run(int argc, char **argv, llm_err *e)
     char tdir[PATH_MAX], odir[PATH_MAX];
     snprintf(tdir, sizeof tdir, "%s", traces ? traces : "");
     if (!traces)
-        snprintf(tdir, sizeof tdir, "%s/calib/vidur", cmd_datadir());
+        snprintf(tdir, sizeof tdir, "%s/calib/vidur", cfg_datadir());
     snprintf(odir, sizeof odir, "%s", out ? out : "");
     if (!out)
-        snprintf(odir, sizeof odir, "%s/calib", cmd_datadir());
+        snprintf(odir, sizeof odir, "%s/calib", cfg_datadir());
     gpu_catalog cat;
-    if (cmd_load_catalog(&cat, e))
+    if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
     int rc;
     if (runb) {
@@ -656,7 +656,7 @@ static int run(int argc, char **argv, llm_err *e)
         char pp[PATH_MAX];
         pub *pubs = NULL;
         int npub = 0;
-        snprintf(pp, sizeof pp, "%s/calib/published.tsv", cmd_datadir());
+        snprintf(pp, sizeof pp, "%s/calib/published.tsv", cfg_datadir());
         rc = load_published(pp, &pubs, &npub, e);
         if (rc == 0)
             rc = fit_one(tdir, odir, "a100", "a100-sxm-80gb", &cat, pubs, npub,
@@ -679,4 +679,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_calibrate_def = {
     "calibrate", "fit the cost model to measured kernels, or measure this GPU",
-    usage, run};
+    usage, run, 0};

@@ -212,12 +212,12 @@ static int run(int argc, char **argv, llm_err *e)
     if (parse(argc, argv, &o, e))
         return EXIT_BAD_INPUT;
     gpu_catalog cat;
-    if (cmd_load_catalog(&cat, e))
+    if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
-    topo *t = cmd_load_topo(o.cluster, (int)o.nodes, o.p2p, &cat, e);
+    topo *t = cfg_load_topo_named(o.cluster, (int)o.nodes, o.p2p, &cat, e);
     coll_calib cal;
     int rc = EXIT_OK;
-    if (!t || cfg_load_coll_calib(cmd_datadir(), t, &cal, e) ||
+    if (!t || cfg_load_coll_calib(cfg_datadir(), t, &cal, e) ||
         sweep(&o, t, &cal, e))
         rc = EXIT_BAD_INPUT;
     topo_destroy(t);
@@ -227,4 +227,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_collective_def = {
     "collective", "nccl-tests, simulated: time, algbw, busbw per size", usage,
-    run};
+    run, 0};

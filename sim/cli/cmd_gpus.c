@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "report/rjson.h"
 
 static const char usage[] =
     "usage: llmsim gpus [--json]\n"
@@ -53,7 +54,7 @@ static json_t *gpu_json(const gpu_spec *g)
     json_object_set_new(o, "architecture", json_string(g->architecture));
     json_object_set_new(o, "sm", json_integer(g->sm));
     json_object_set_new(o, "form_factor", json_string(g->form_factor));
-    json_object_set_new(o, "memory_bytes", cmd_json_bytes(g->memory_bytes));
+    json_object_set_new(o, "memory_bytes", rjson_bytes(g->memory_bytes));
     json_object_set_new(o, "memory_type", json_string(g->memory_type));
     json_object_set_new(o, "memory_bw_GBps", json_real(g->mem_bw_Bps / 1e9));
     json_t *t = json_object();
@@ -174,7 +175,7 @@ static int run(int argc, char **argv, llm_err *e)
                    EXIT_BAD_INPUT;
     }
     gpu_catalog c;
-    if (cmd_load_catalog(&c, e))
+    if (cfg_load_catalog(&c, e))
         return EXIT_BAD_INPUT;
     int rc = EXIT_OK;
     if (!compare) {
@@ -199,10 +200,10 @@ static int run(int argc, char **argv, llm_err *e)
         gpu_catalog_free(&c);
         return EXIT_BAD_INPUT;
     }
-    /* resolve names to indices first: cmd_find_gpu may grow the catalog */
+    /* resolve names to indices first: cfg_find_gpu may grow the catalog */
     int idx[8];
     for (int i = 0; i < n; i++) {
-        const gpu_spec *g = cmd_find_gpu(&c, argv[optind + i], e);
+        const gpu_spec *g = cfg_find_gpu(&c, argv[optind + i], e);
         if (!g) {
             gpu_catalog_free(&c);
             return EXIT_BAD_INPUT;
@@ -225,4 +226,4 @@ static int run(int argc, char **argv, llm_err *e)
 }
 
 const cmd_def cmd_gpus_def = {"gpus", "list GPUs, or compare them side by side",
-                              usage, run};
+                              usage, run, 0};

@@ -63,7 +63,7 @@ typedef struct kopts {
     const char *gpu, *calib;
     int have_op, json;
     unsigned fallbacks;
-    long tp;
+    int tp;
     double tp_n; /* N before the TP split, for the message */
 } kopts;
 
@@ -118,7 +118,7 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
             return err_set(e, "--dtype: unknown value \"%s\" (expected "
                               "fp32|tf32|fp16|bf16|fp8|int8)", v);
         return 0;
-    case K_TP: return util_parse_int("--tp", v, 1, 1024, &o->tp, e);
+    case K_TP: return cmd_setting_int(EXP_TRAIN, "tp", v, &o->tp, e);
     case K_BATCH: return num("--batch", v, 1, &op->batch, e);
     case K_HEADS: if (num("--heads", v, 1, &x, e)) return -1; op->heads = (int)x; return 0;
     case K_KVH: if (num("--kv-heads", v, 1, &x, e)) return -1; op->kv_heads = (int)x; return 0;
@@ -174,7 +174,7 @@ static int parse(int argc, char **argv, kopts *o, llm_err *e)
     if (op->kind == OP_GEMM && o->tp > 1) {
         o->tp_n = op->n;
         if (fmod(op->n, (double)o->tp) != 0)
-            return err_set(e, "--tp %ld does not divide N = %.0f", o->tp, op->n);
+            return err_set(e, "--tp %d does not divide N = %.0f", o->tp, op->n);
         op->n /= (double)o->tp;
     }
     if ((op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE)) {
@@ -229,14 +229,14 @@ static int run(int argc, char **argv, llm_err *e)
     if (parse(argc, argv, &o, e))
         return EXIT_BAD_INPUT;
     gpu_catalog cat;
-    if (cmd_load_catalog(&cat, e))
+    if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
-    const gpu_spec *g = cmd_find_gpu(&cat, o.gpu, e);
+    const gpu_spec *g = cfg_find_gpu(&cat, o.gpu, e);
     cost_calib c;
     cost_result r;
     int rc = EXIT_BAD_INPUT;
     if (!g || (o.calib ? cfg_load_cost_dir(o.calib, g, true, &c, e)
-                       : cfg_load_cost_calib(cmd_datadir(), &cat, g, &c, e))) {
+                       : cfg_load_cost_calib(cfg_datadir(), &cat, g, &c, e))) {
         gpu_catalog_free(&cat);
         return EXIT_BAD_INPUT;
     }
@@ -266,7 +266,7 @@ static int run(int argc, char **argv, llm_err *e)
         printf("%s, %s on %s%s\n", what, dtype_name(r.dt), g->name,
                o.tp > 1 ? " (one GPU's shard)" : "");
         if (o.tp > 1)
-            printf("  tensor parallel %ld: N %.0f -> %.0f per GPU\n", o.tp,
+            printf("  tensor parallel %d: N %.0f -> %.0f per GPU\n", o.tp,
                    o.tp_n, o.op.n);
         if (r.fallback[0])
             printf("  fallback: %s\n", r.fallback);
@@ -288,4 +288,4 @@ out:
 
 const cmd_def cmd_kernel_def = {
     "kernel", "predicted time of one op (GEMM, attention, ...) on a GPU",
-    usage, run};
+    usage, run, 0};

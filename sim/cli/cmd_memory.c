@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "report/rjson.h"
 #include "mem/mem.h"
 #include "base/util.h"
 
@@ -17,32 +18,9 @@ static const char usage[] =
     "not fit, the remedies (each one computed) in the order that saves most.\n"
     "--recommend lists, for every catalog GPU, the fewest GPUs that fit and\n"
     "their price, cheapest first.\n\n"
-    "inference (default):\n"
-    "  --batch N              concurrent sequences (1)\n"
-    "  --context N            tokens per sequence, prompt + output (model max_seq)\n"
-    "  --dtype D              weights: fp32 fp16 bf16 fp8 int8 int4 (model dtype)\n"
-    "  --kv-dtype D           KV cache precision (weights' 16-bit dtype)\n"
-    "  --tp N --pp N          tensor / pipeline parallel degrees (1)\n"
-    "  --block-size N         paged-KV block, tokens (16, vLLM)\n"
-    "  --max-batched-tokens N prefill tokens per forward pass (8192)\n"
-    "  --quant-group N        int4 group size (128)\n"
-    "training (--train):\n"
-    "  --tp --pp --dp --cp --ep N   parallel degrees (1); --sp sequence parallel\n"
-    "  --micro-batch N        (1)      --global-batch N  (micro-batch x dp x pp)\n"
-    "  --seq-len N            (2048)   --precision fp32|bf16|fp16|fp8 (bf16)\n"
-    "  --optimizer adam|adamw|sgd|sgd-momentum|adafactor|adam-8bit (adamw)\n"
-    "  --zero 0..3            ZeRO stage over dp x cp (0)\n"
-    "  --recompute none|selective|full (none)\n"
-    "  --schedule 1f1b|gpipe|interleaved (1f1b)  --vpp N virtual stages (1)\n"
-    "  --no-flash-attn        keep the s x s attention scores\n"
-    "  --grad-fp32            fp32 gradient accumulation (Megatron main_grad)\n"
-    "  --bucket-mb X          gradient bucket for ZeRO-2/3 reduce-scatter (25)\n"
-    "  --lora-rank N          LoRA fine-tuning: frozen base, rank-N adapters\n"
-    "                         hold the gradients and optimizer states (0 = full)\n"
-    "overheads (stated in the output, never hidden):\n"
-    "  --cuda-context-gib X   CUDA context + library handles (0.5)\n"
-    "  --nccl-mib X           NCCL buffers per communicator (128)\n"
-    "  --reserve-pct X        caching-allocator reserve, % of tensors (5)\n"
+    "The plan and the overheads are the settings listed below: an\n"
+    "inference plan by default, a training plan with --train.  Overheads are\n"
+    "stated in the output, never hidden.\n\n"
     "output:\n"
     "  --json                 weights_bytes, gradients_bytes, optimizer_bytes,\n"
     "                         activations_bytes, kv_cache_bytes, overhead_bytes,\n"
@@ -51,188 +29,78 @@ static const char usage[] =
     "Exit status: 0 fits (on at least one GPU given), 1 bad input, 2 does not fit.\n";
 
 typedef struct opts {
-    const char *model, *gpus;
+    const char *gpus;
     int train, infer, recommend, json;
     plan_train t;
     plan_infer i;
     mem_overhead o;
-    int set_train_only, set_infer_only;
-    const char *train_only_opt, *infer_only_opt;
-    dtype dtype_opt;
-    int have_dtype;
 } opts;
 
-enum {
-    O_MODEL = 256, O_GPU, O_TRAIN, O_INFER, O_RECOMMEND, O_JSON, O_TP, O_PP,
-    O_DP, O_CP, O_EP, O_SP, O_VPP, O_MB, O_GB, O_SEQ, O_RECOMP, O_ZERO,
-    O_SCHED, O_PREC, O_OPT, O_NOFA, O_GRAD32, O_BUCKET, O_BATCH, O_CTX,
-    O_KVD, O_BLOCK, O_MBT, O_QG, O_CTXGIB, O_NCCL, O_RESERVE, O_LORA
-};
+enum { O_GPU = 1, O_TRAIN, O_INFER, O_RECOMMEND, O_JSON };
 
 static const struct option longopts[] = {
-    {"model", required_argument, 0, O_MODEL},
     {"gpu", required_argument, 0, O_GPU},
     {"train", no_argument, 0, O_TRAIN},
     {"inference", no_argument, 0, O_INFER},
     {"recommend", no_argument, 0, O_RECOMMEND},
     {"json", no_argument, 0, O_JSON},
-    {"tp", required_argument, 0, O_TP},
-    {"pp", required_argument, 0, O_PP},
-    {"dp", required_argument, 0, O_DP},
-    {"cp", required_argument, 0, O_CP},
-    {"ep", required_argument, 0, O_EP},
-    {"sp", no_argument, 0, O_SP},
-    {"vpp", required_argument, 0, O_VPP},
-    {"micro-batch", required_argument, 0, O_MB},
-    {"global-batch", required_argument, 0, O_GB},
-    {"seq-len", required_argument, 0, O_SEQ},
-    {"recompute", required_argument, 0, O_RECOMP},
-    {"zero", required_argument, 0, O_ZERO},
-    {"schedule", required_argument, 0, O_SCHED},
-    {"precision", required_argument, 0, O_PREC},
-    {"dtype", required_argument, 0, O_PREC},
-    {"optimizer", required_argument, 0, O_OPT},
-    {"no-flash-attn", no_argument, 0, O_NOFA},
-    {"grad-fp32", no_argument, 0, O_GRAD32},
-    {"bucket-mb", required_argument, 0, O_BUCKET},
-    {"lora-rank", required_argument, 0, O_LORA},
-    {"batch", required_argument, 0, O_BATCH},
-    {"context", required_argument, 0, O_CTX},
-    {"kv-dtype", required_argument, 0, O_KVD},
-    {"block-size", required_argument, 0, O_BLOCK},
-    {"max-batched-tokens", required_argument, 0, O_MBT},
-    {"quant-group", required_argument, 0, O_QG},
-    {"cuda-context-gib", required_argument, 0, O_CTXGIB},
-    {"nccl-mib", required_argument, 0, O_NCCL},
-    {"reserve-pct", required_argument, 0, O_RESERVE},
     {0, 0, 0, 0},
 };
 
-static void mark(opts *o, int train_only, const char *name)
-{
-    if (train_only) {
-        o->set_train_only = 1;
-        o->train_only_opt = name;
-    } else {
-        o->set_infer_only = 1;
-        o->infer_only_opt = name;
-    }
-}
-
-/* One option; returns -1 on bad input. */
 static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
 {
     opts *o = ctx;
-    const long BIG = 100000000;
-    double x;
-    int k = 0;
+    (void)e;
     switch (ch) {
-    case O_MODEL: o->model = v; return 0;
     case O_GPU: o->gpus = v; return 0;
     case O_TRAIN: o->train = 1; return 0;
     case O_INFER: o->infer = 1; return 0;
     case O_RECOMMEND: o->recommend = 1; return 0;
     case O_JSON: o->json = 1; return 0;
-    case O_TP:
-        if (cmd_int_opt("--tp", v, 1, 4096, &o->t.tp, e))
-            return -1;
-        o->i.tp = o->t.tp;
-        return 0;
-    case O_PP:
-        if (cmd_int_opt("--pp", v, 1, 4096, &o->t.pp, e))
-            return -1;
-        o->i.pp = o->t.pp;
-        return 0;
-    case O_DP: mark(o, 1, "--dp"); return cmd_int_opt("--dp", v, 1, 1 << 20, &o->t.dp, e);
-    case O_CP: mark(o, 1, "--cp"); return cmd_int_opt("--cp", v, 1, 4096, &o->t.cp, e);
-    case O_EP: mark(o, 1, "--ep"); return cmd_int_opt("--ep", v, 1, 4096, &o->t.ep, e);
-    case O_SP: mark(o, 1, "--sp"); o->t.sp = true; return 0;
-    case O_VPP: mark(o, 1, "--vpp"); return cmd_int_opt("--vpp", v, 1, 1024, &o->t.vpp, e);
-    case O_MB: mark(o, 1, "--micro-batch"); return cmd_int_opt("--micro-batch", v, 1, BIG, &o->t.micro_batch, e);
-    case O_GB: mark(o, 1, "--global-batch"); return cmd_int_opt("--global-batch", v, 1, BIG, &o->t.global_batch, e);
-    case O_SEQ: mark(o, 1, "--seq-len"); return cmd_int_opt("--seq-len", v, 1, BIG, &o->t.seq_len, e);
-    case O_ZERO: mark(o, 1, "--zero"); return cmd_int_opt("--zero", v, 0, 3, &o->t.zero, e);
-    case O_LORA: mark(o, 1, "--lora-rank"); return cmd_int_opt("--lora-rank", v, 0, 65536, &o->t.lora_rank, e);
-    case O_RECOMP:
-        mark(o, 1, "--recompute");
-        if (cmd_pick("--recompute", v, plan_recompute_names, 3, &k, e))
-            return -1;
-        o->t.recompute = (plan_recompute)k;
-        return 0;
-    case O_SCHED:
-        mark(o, 1, "--schedule");
-        if (cmd_pick("--schedule", v, plan_schedule_names, 3, &k, e))
-            return -1;
-        o->t.schedule = (plan_schedule)k;
-        return 0;
-    case O_OPT:
-        mark(o, 1, "--optimizer");
-        if (cmd_pick("--optimizer", v, plan_optimizer_names, OPT_COUNT, &k, e))
-            return -1;
-        o->t.optimizer = (plan_optimizer)k;
-        return 0;
-    case O_PREC:
-        if (dtype_parse(v, &o->dtype_opt) != 0)
-            return err_set(e, "--dtype: unknown value \"%s\" (expected %s)",
-                           v, dtype_choices());
-        o->have_dtype = 1;
-        return 0;
-    case O_NOFA: mark(o, 1, "--no-flash-attn"); o->t.flash_attn = false; return 0;
-    case O_GRAD32: mark(o, 1, "--grad-fp32"); o->t.grad_fp32 = true; return 0;
-    case O_BUCKET:
-        mark(o, 1, "--bucket-mb");
-        if (util_parse_double("--bucket-mb", v, 0, 1e6, &x, e))
-            return -1;
-        o->t.bucket_bytes = x * MiB;
-        return 0;
-    case O_BATCH: mark(o, 0, "--batch"); return cmd_int_opt("--batch", v, 1, BIG, &o->i.batch, e);
-    case O_CTX: mark(o, 0, "--context"); return cmd_int_opt("--context", v, 1, BIG, &o->i.context, e);
-    case O_KVD:
-        mark(o, 0, "--kv-dtype");
-        if (dtype_parse(v, &o->i.kv_dtype) != 0 || o->i.kv_dtype == DT_INT4)
-            return err_set(e, "--kv-dtype: unknown value \"%s\" (expected "
-                              "fp32|fp16|bf16|fp8|int8)", v);
-        return 0;
-    case O_BLOCK: mark(o, 0, "--block-size"); return cmd_int_opt("--block-size", v, 1, 65536, &o->i.block_size, e);
-    case O_MBT: mark(o, 0, "--max-batched-tokens"); return cmd_int_opt("--max-batched-tokens", v, 1, BIG, &o->i.max_batched_tokens, e);
-    case O_QG: mark(o, 0, "--quant-group"); return cmd_int_opt("--quant-group", v, 1, 1 << 20, &o->i.quant_group, e);
-    case O_CTXGIB:
-        if (util_parse_double("--cuda-context-gib", v, 0, 1024, &x, e))
-            return -1;
-        o->o.cuda_context_bytes = x * GiB;
-        return 0;
-    case O_NCCL:
-        if (util_parse_double("--nccl-mib", v, 0, 1e6, &x, e))
-            return -1;
-        o->o.nccl_bytes_per_group = x * MiB;
-        return 0;
-    case O_RESERVE:
-        if (util_parse_double("--reserve-pct", v, 0, 90, &x, e))
-            return -1;
-        o->o.reserve_frac = x / 100;
-        return 0;
     }
     return -1;
 }
 
-static int parse(int argc, char **argv, opts *o, llm_err *e)
+/* The plan of the mode --train picks (training or inference), from the
+ * settings table's flags; the model named by --model. */
+static int parse(int argc, char **argv, opts *o, char *model, size_t len,
+                 llm_err *e)
 {
-    if (cmd_getopt("memory", argc, argv, longopts, parse_one, o, e))
+    bool train = false;
+    for (int i = 1; i < argc; i++)
+        train |= strcmp(argv[i], "--train") == 0;
+    exp_kind k = train ? EXP_TRAIN : EXP_INFER;
+    cmd_args a;
+    if (cmd_parse("memory", k, train ? EXP_INFER : EXP_TRAIN,
+                  train ? "--%s is an inference option (drop --train)"
+                        : "--%s is a training option (add --train)",
+                  argc, argv, longopts, parse_one, o, &a, e))
         return -1;
-    if (optind < argc)
+    if (a.file)
         return err_set(e, "unexpected argument \"%s\" (options start with "
-                          "--; see `llmsim help memory`)", argv[optind]);
-    if (!o->model)
+                          "--; see `llmsim help memory`)", a.file);
+    static exp_train x;
+    static exp_infer y;
+    if (train) {
+        exp_train_defaults(&x);
+        if (cmd_load_exp(k, &x, x.src, x.file, &a, e))
+            return -1;
+        o->t = x.plan;
+        snprintf(model, len, "%s", x.model);
+        exp_overhead_apply(&o->o, &x.overhead);
+    } else {
+        exp_infer_defaults(&y);
+        if (cmd_load_exp(k, &y, y.src, y.file, &a, e))
+            return -1;
+        o->i = y.plan;
+        snprintf(model, len, "%s", y.model);
+        exp_overhead_apply(&o->o, &y.overhead);
+    }
+    if (!model[0])
         return err_set(e, "--model is required (a name such as llama-2-7b, "
                           "a .cfg or a config.json)");
     if (o->train && o->infer)
         return err_set(e, "--train and --inference are exclusive");
-    if (!o->train && o->set_train_only)
-        return err_set(e, "%s is a training option (add --train)",
-                       o->train_only_opt);
-    if (o->train && o->set_infer_only)
-        return err_set(e, "%s is an inference option (drop --train)",
-                       o->infer_only_opt);
     if (!o->gpus && !o->recommend)
         return err_set(e, "--gpu NAME[,NAME...] is required (or "
                           "--recommend); `llmsim gpus` lists the names");
@@ -412,39 +280,39 @@ static json_t *result_json(const opts *o, const model_spec *m,
     json_object_set_new(j, "model", json_string(m->name));
     json_object_set_new(j, "mode", json_string(o->train ? "training"
                                                         : "inference"));
-    json_object_set_new(j, "weights_bytes", cmd_json_bytes(r->weights));
-    json_object_set_new(j, "gradients_bytes", cmd_json_bytes(r->gradients));
-    json_object_set_new(j, "optimizer_bytes", cmd_json_bytes(r->optimizer));
+    json_object_set_new(j, "weights_bytes", rjson_bytes(r->weights));
+    json_object_set_new(j, "gradients_bytes", rjson_bytes(r->gradients));
+    json_object_set_new(j, "optimizer_bytes", rjson_bytes(r->optimizer));
     json_object_set_new(j, "activations_bytes",
-                        cmd_json_bytes(r->activations));
-    json_object_set_new(j, "kv_cache_bytes", cmd_json_bytes(r->kv_cache));
-    json_object_set_new(j, "overhead_bytes", cmd_json_bytes(r->overhead));
-    json_object_set_new(j, "total_bytes", cmd_json_bytes(r->total));
+                        rjson_bytes(r->activations));
+    json_object_set_new(j, "kv_cache_bytes", rjson_bytes(r->kv_cache));
+    json_object_set_new(j, "overhead_bytes", rjson_bytes(r->overhead));
+    json_object_set_new(j, "total_bytes", rjson_bytes(r->total));
     json_t *d = json_object();
-    json_object_set_new(d, "params_per_gpu", cmd_json_bytes(r->params_per_gpu));
+    json_object_set_new(d, "params_per_gpu", rjson_bytes(r->params_per_gpu));
     if (o->train && o->t.lora_rank > 0)
         json_object_set_new(d, "trainable_params_per_gpu",
-                            cmd_json_bytes(r->trainable_params_per_gpu));
-    json_object_set_new(d, "zero3_gather_bytes", cmd_json_bytes(r->zero3_gather));
+                            rjson_bytes(r->trainable_params_per_gpu));
+    json_object_set_new(d, "zero3_gather_bytes", rjson_bytes(r->zero3_gather));
     json_object_set_new(d, "communication_buffers_bytes",
-                        cmd_json_bytes(r->comm_buffers));
-    json_object_set_new(d, "nccl_bytes", cmd_json_bytes(r->nccl));
-    json_object_set_new(d, "cuda_context_bytes", cmd_json_bytes(r->cuda_context));
-    json_object_set_new(d, "allocator_reserve_bytes", cmd_json_bytes(r->reserve));
+                        rjson_bytes(r->comm_buffers));
+    json_object_set_new(d, "nccl_bytes", rjson_bytes(r->nccl));
+    json_object_set_new(d, "cuda_context_bytes", rjson_bytes(r->cuda_context));
+    json_object_set_new(d, "allocator_reserve_bytes", rjson_bytes(r->reserve));
     json_object_set_new(d, "peak_stage", json_integer(r->stage));
     if (o->train) {
         json_object_set_new(d, "microbatches", json_integer(r->microbatches));
         json_object_set_new(d, "in_flight", json_integer(r->in_flight));
         json_object_set_new(d, "activation_bytes_per_layer",
-                            cmd_json_bytes(r->act_per_layer));
+                            rjson_bytes(r->act_per_layer));
         json_object_set_new(d, "layer_microbatches_held",
                             json_real(r->act_layers_held));
     } else {
-        json_object_set_new(d, "kv_tokens", cmd_json_bytes(r->kv_tokens));
+        json_object_set_new(d, "kv_tokens", rjson_bytes(r->kv_tokens));
         json_object_set_new(d, "kv_bytes_per_token_gpu",
                             json_real(r->kv_per_token_gpu));
         json_object_set_new(d, "kv_rule_of_thumb_bytes",
-                            cmd_json_bytes(r->kv_rule_of_thumb));
+                            rjson_bytes(r->kv_rule_of_thumb));
     }
     json_object_set_new(j, "breakdown", d);
     return j;
@@ -454,16 +322,16 @@ static void add_verdict_json(json_t *j, const gpu_spec *g, const mem_result *r,
                              const mem_remedy *rm, int n)
 {
     json_object_set_new(j, "gpu", json_string(g->name));
-    json_object_set_new(j, "gpu_memory_bytes", cmd_json_bytes(g->memory_bytes));
+    json_object_set_new(j, "gpu_memory_bytes", rjson_bytes(g->memory_bytes));
     json_object_set_new(j, "fits", json_boolean(r->total <= g->memory_bytes));
     json_object_set_new(j, "free_bytes",
-                        cmd_json_bytes(g->memory_bytes - r->total));
+                        rjson_bytes(g->memory_bytes - r->total));
     json_t *a = json_array();
     for (int i = 0; i < n; i++) {
         json_t *x = json_object();
         json_object_set_new(x, "what", json_string(rm[i].what));
-        json_object_set_new(x, "total_bytes", cmd_json_bytes(rm[i].total));
-        json_object_set_new(x, "saves_bytes", cmd_json_bytes(rm[i].saves));
+        json_object_set_new(x, "total_bytes", rjson_bytes(rm[i].total));
+        json_object_set_new(x, "saves_bytes", rjson_bytes(rm[i].saves));
         json_object_set_new(x, "fits", json_boolean(rm[i].fits));
         json_object_set_new(x, "gpus", json_integer(rm[i].gpus));
         json_array_append_new(a, x);
@@ -521,9 +389,9 @@ static int recommend(const opts *o, const model_spec *m, const gpu_catalog *c)
             json_object_set_new(x, "gpus", json_integer(ch[i].gpus));
             json_object_set_new(x, "plan", json_string(ch[i].gpus ? plan : ""));
             json_object_set_new(x, "per_gpu_bytes",
-                                cmd_json_bytes(ch[i].result.total));
+                                rjson_bytes(ch[i].result.total));
             json_object_set_new(x, "gpu_memory_bytes",
-                                cmd_json_bytes(ch[i].gpu->memory_bytes));
+                                rjson_bytes(ch[i].gpu->memory_bytes));
             json_object_set_new(x, "unit_price_usd",
                                 json_real(ch[i].gpu->price_usd));
             json_object_set_new(x, "price_usd", json_real(ch[i].price_usd));
@@ -623,7 +491,7 @@ static int report(const opts *o, const model_spec *m, gpu_catalog *cat,
     int n = split_gpus(o->gpus, names, 16);
     int idx[16], fits_any = 0;
     for (int k = 0; k < n; k++) {
-        const gpu_spec *g = cmd_find_gpu(cat, names[k], e);
+        const gpu_spec *g = cfg_find_gpu(cat, names[k], e);
         if (!g)
             return EXIT_BAD_INPUT;
         idx[k] = (int)(g - cat->gpus);
@@ -679,52 +547,34 @@ static int report(const opts *o, const model_spec *m, gpu_catalog *cat,
     return fits_any ? EXIT_OK : EXIT_NO_FIT;
 }
 
-/* Inference defaults depend on the model (context, dtype): options left
- * at 0 take them once the model is loaded. */
+/* Inference defaults that depend on the model: its max_seq and dtype. */
 static void fill_infer_defaults(plan_infer *i, const model_spec *m)
 {
-    plan_infer d;
-    plan_infer_defaults(&d, m);
-    int *fields[] = {&i->tp, &i->pp, &i->batch, &i->context, &i->block_size,
-                     &i->max_batched_tokens, &i->quant_group};
-    const int dflt[] = {d.tp, d.pp, d.batch, d.context, d.block_size,
-                        d.max_batched_tokens, d.quant_group};
-    for (size_t k = 0; k < sizeof dflt / sizeof dflt[0]; k++)
-        if (*fields[k] == 0)
-            *fields[k] = dflt[k];
-    i->weight_dtype = d.weight_dtype;
+    if (i->context == 0)
+        i->context = m->max_seq;
+    if (i->weight_dtype == DT_COUNT)
+        i->weight_dtype = m->weight_dtype;
 }
 
 static int run(int argc, char **argv, llm_err *e)
 {
     opts o;
     memset(&o, 0, sizeof o);
-    plan_train_defaults(&o.t);
     mem_overhead_defaults(&o.o);
-    o.i.kv_dtype = DT_COUNT;
-    if (parse(argc, argv, &o, e))
+    char name[256] = "";
+    if (parse(argc, argv, &o, name, sizeof name, e))
         return EXIT_BAD_INPUT;
     model_spec m;
-    if (cmd_load_model(o.model, &m, e))
+    if (cfg_load_model_named(name, &m, e))
         return EXIT_BAD_INPUT;
     fill_infer_defaults(&o.i, &m);
-    if (o.have_dtype) {
-        o.t.precision = o.dtype_opt;
-        o.i.weight_dtype = o.dtype_opt;
-    }
-    if (o.train && o.t.precision != DT_FP32 && o.t.precision != DT_BF16 &&
-        o.t.precision != DT_FP16 && o.t.precision != DT_FP8)
-        return err_set(e, "--precision %s: training precision must be "
-                          "fp32, bf16, fp16 or fp8",
-                       dtype_name(o.t.precision)),
-               EXIT_BAD_INPUT;
     /* --recommend alone checks each layout it tries, not the given one */
     bool check = o.gpus != NULL;
     if (check && (o.train ? plan_train_check(&m, &o.t, e)
                           : plan_infer_check(&m, &o.i, e)))
         return EXIT_BAD_INPUT;
     gpu_catalog cat;
-    if (cmd_load_catalog(&cat, e))
+    if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
     int rc = o.recommend && !o.gpus ? recommend(&o, &m, &cat)
                                     : report(&o, &m, &cat, e);
@@ -739,4 +589,4 @@ static int run(int argc, char **argv, llm_err *e)
 const cmd_def cmd_memory_def = {
     "memory", "per-GPU memory for training or inference: fits? remedies? "
               "cheapest GPUs",
-    usage, run};
+    usage, run, 1u << EXP_INFER | 1u << EXP_TRAIN};

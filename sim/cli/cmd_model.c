@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "report/rjson.h"
 #include "base/util.h"
 
 static const char usage[] =
@@ -104,9 +105,9 @@ static json_t *model_json(const model_spec *m, int seq)
     json_t *o = json_object();
     json_object_set_new(o, "name", json_string(m->name));
     json_object_set_new(o, "params_total",
-                        cmd_json_bytes(model_params_total(m)));
+                        rjson_bytes(model_params_total(m)));
     json_object_set_new(o, "params_active",
-                        cmd_json_bytes(model_params_active(m)));
+                        rjson_bytes(model_params_active(m)));
     json_object_set_new(o, "published_params",
                         json_real(m->published_params));
     json_object_set_new(o, "seq_len", json_integer(seq));
@@ -141,7 +142,7 @@ static int cmp_str(const void *a, const void *b)
 static int list_models(void)
 {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/models", cmd_datadir());
+    snprintf(dir, sizeof dir, "%s/models", cfg_datadir());
     DIR *d = opendir(dir);
     if (!d)
         return EXIT_OK;
@@ -196,7 +197,7 @@ static int run(int argc, char **argv, llm_err *e)
         return EXIT_BAD_INPUT;
     }
     model_spec m;
-    if (cmd_load_model(argv[optind], &m, e))
+    if (cfg_load_model_named(argv[optind], &m, e))
         return EXIT_BAD_INPUT;
     int s = seq > 0 ? (int)seq : m.max_seq;
     if (json)
@@ -208,4 +209,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_model_def = {
     "model", "parameters, FLOPs per token and KV-cache size of a model",
-    usage, run};
+    usage, run, 0};

@@ -12,13 +12,13 @@
 #include <mpi.h>
 #endif
 
-#include "cfg/cfg.h"
-#include "cfg/cfg_util.h"
-#include "cli/cmd.h"
-#include "cli/cmd_sweep.h"
 #include "base/par.h"
-#include "decide/sweep.h"
 #include "base/util.h"
+#include "cli/cmd.h"
+#include "decide/sweep.h"
+#include "report/rserve.h"
+#include "report/rsweep.h"
+#include "report/rtrain.h"
 
 static const char usage[] =
     "usage: llmsim sweep EXPERIMENT.cfg [--vary KEY=VALUES ...]\n"
@@ -57,7 +57,9 @@ typedef struct sopts {
     int jobs;
     bool progress, serve, force; /* force: --force to every point */
     char out_buf[1024];
-    cmd_sweep_group group; /* the file's sweep group, owned */
+    cfg_sweep_group group; /* the file's sweep group, owned */
+    exp_train *base_train; /* the experiment, as the file and --set give it */
+    exp_serve *base_serve;
 } sopts;
 
 static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
@@ -82,81 +84,11 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     return -1;
 }
 
-/* The sweep group of the file, and whether it is a serving experiment. */
-int cmd_sweep_read_group(const char *path, cmd_sweep_group *g, llm_err *e)
-{
-    memset(g, 0, sizeof *g);
-    cfgu c = {path, e};
-    config_t cfg;
-    config_init(&cfg);
-    int rc = -1;
-    if (cfgu_read(&c, &cfg))
-        goto out;
-    const config_setting_t *r = config_root_setting(&cfg);
-    g->serve = config_setting_get_member(r, "serving") != NULL;
-    config_setting_t *sw;
-    if (cfgu_group(&c, r, "sweep", &sw))
-        goto out;
-    if (sw) {
-        static const char *const keys[] = {"vary", "out"};
-        if (cfgu_check_keys(&c, sw, keys, 2))
-            goto out;
-        const config_setting_t *v = config_setting_get_member(sw, "vary");
-        if (v && !config_setting_is_list(v) && !config_setting_is_array(v)) {
-            err_at(e, path, cfgu_line(v), "sweep.vary",
-                   "expected a list of \"KEY=VALUES\" strings");
-            goto out;
-        }
-        int n = v ? config_setting_length(v) : 0;
-        g->vary = calloc((size_t)(n ? n : 1), sizeof(char *));
-        g->vary_line = calloc((size_t)(n ? n : 1), sizeof(int));
-        if (!g->vary || !g->vary_line) {
-            err_set(e, "%s: out of memory", path);
-            goto out;
-        }
-        for (int i = 0; i < n; i++) {
-            const char *s = config_setting_get_string_elem(v, i);
-            if (!s) {
-                err_at(e, path, cfgu_line(v), "sweep.vary",
-                       "expected a list of \"KEY=VALUES\" strings");
-                goto out;
-            }
-            if (!(g->vary[g->nvary] = strdup(s))) {
-                err_set(e, "%s: out of memory", path);
-                goto out;
-            }
-            g->vary_line[g->nvary] =
-                cfgu_line(config_setting_get_elem(v, (unsigned)i));
-            g->nvary++;
-        }
-        const char *o;
-        if (config_setting_lookup_string(sw, "out", &o)) {
-            snprintf(g->out, sizeof g->out, "%s", o);
-            g->has_out = true;
-        }
-    }
-    rc = 0;
-out:
-    config_destroy(&cfg);
-    if (rc)
-        cmd_sweep_group_free(g);
-    return rc;
-}
-
-void cmd_sweep_group_free(cmd_sweep_group *g)
-{
-    for (int i = 0; i < g->nvary; i++)
-        free(g->vary[i]);
-    free(g->vary);
-    free(g->vary_line);
-    memset(g, 0, sizeof *g);
-}
-
 /* The file's sweep group into o: its axes come before the --vary ones, its
  * out only where --out did not say. */
 static int read_file(sopts *o, llm_err *e)
 {
-    if (cmd_sweep_read_group(o->file, &o->group, e))
+    if (cfg_sweep_read_group(o->file, &o->group, e))
         return -1;
     o->serve = o->group.serve;
     if (o->group.has_out && !o->out) {
@@ -201,29 +133,46 @@ static int parse(int argc, char **argv, sopts *o, llm_err *e)
 
 /* ---- one point -------------------------------------------------------- */
 
+/* The experiment at point i: the file's, with every axis's value there. */
+static int apply_point(const sopts *o, const sweep_spec *s, long i, void *x,
+                       exp_src *src, llm_err *e)
+{
+    exp_kind k = o->serve ? EXP_SERVE : EXP_TRAIN;
+    char set[300], why[1400];
+    for (int a = 0; a < s->naxes; a++) {
+        sweep_set(s, i, a, set, sizeof set);
+        if (settings_apply(k, x, src, set, why, sizeof why))
+            return err_set(e, "%s", why);
+    }
+    return 0;
+}
+
 /* Runs point i; on success *j holds its JSON, else e its error. */
 static int run_point(const sopts *o, const sweep_spec *s, long i, json_t **j,
                      llm_err *e)
 {
-    char sets[64 + 64][300];
-    char *argv[2 + 2 * 128 + 2];
-    int n = 0;
-    argv[n++] = o->serve ? "serve" : "train";
-    argv[n++] = (char *)o->file;
-    for (int k = 0; k < o->nsets; k++) {
-        argv[n++] = "--set";
-        argv[n++] = (char *)o->sets[k];
+    exp_run_opts ro = {.force = o->force};
+    *j = NULL;
+    if (o->serve) {
+        static exp_serve x;
+        exp_serve_out out;
+        x = *o->base_serve;
+        if (apply_point(o, s, i, &x, x.src, e) ||
+            exp_serve_run(&x, &ro, cfg_loader(), &out, e))
+            return -1;
+        *j = rserve_json(&out);
+        exp_serve_out_free(&out);
+        return 0;
     }
-    for (int a = 0; a < s->naxes; a++) {
-        sweep_set(s, i, a, sets[a], sizeof sets[a]);
-        argv[n++] = "--set";
-        argv[n++] = sets[a];
-    }
-    if (o->force)
-        argv[n++] = "--force";
-    argv[n] = NULL;
-    return o->serve ? cmd_serve_json(n, argv, j, e)
-                    : cmd_train_json(n, argv, j, e);
+    static exp_train x;
+    exp_train_out out;
+    x = *o->base_train;
+    if (apply_point(o, s, i, &x, x.src, e) ||
+        exp_train_run(&x, &ro, cfg_loader(), &out, e))
+        return -1;
+    *j = rtrain_json(&out);
+    exp_train_out_free(&out);
+    return 0;
 }
 
 /* A result as bytes on a pipe or an MPI message: "ok <json>" or
@@ -246,18 +195,18 @@ static char *encode(long i, const sopts *o, const sweep_spec *s)
     return b.s;
 }
 
-static int record(sweep_file *f, long i, const char *msg, llm_err *e)
+static int record(rsweep_file *f, long i, const char *msg, llm_err *e)
 {
     if (strncmp(msg, "ok ", 3) == 0) {
         json_error_t je;
         json_t *j = json_loads(msg + 3, 0, &je);
         if (!j)
             return err_set(e, "point %ld: a garbled result", i);
-        int rc = sweep_append(f, i, j, NULL, e);
+        int rc = rsweep_append(f, i, j, NULL, e);
         json_decref(j);
         return rc;
     }
-    return sweep_append(f, i, NULL, msg + 6, e);
+    return rsweep_append(f, i, NULL, msg + 6, e);
 }
 
 /* ---- progress --------------------------------------------------------- */
@@ -300,13 +249,13 @@ static void progress_show(progress *p)
 typedef struct local {
     const sopts *o;
     const sweep_spec *s;
-    sweep_file *f;
+    rsweep_file *f;
     progress *p;
     long cursor;
     llm_err *e;
 } local;
 
-static long next_todo(const sweep_file *f, long *cursor)
+static long next_todo(const rsweep_file *f, long *cursor)
 {
     while (*cursor < f->spec->npoints && f->done[*cursor])
         (*cursor)++;
@@ -335,7 +284,7 @@ static int local_done(long i, const char *msg, void *ctx)
     return 0;
 }
 
-static int run_local(const sopts *o, const sweep_spec *s, sweep_file *f,
+static int run_local(const sopts *o, const sweep_spec *s, rsweep_file *f,
                      progress *p, llm_err *e)
 {
     local l = {o, s, f, p, 0, e};
@@ -366,7 +315,7 @@ static void mpi_worker(const sopts *o, const sweep_spec *s)
     }
 }
 
-static int mpi_master(int size, sweep_file *f, progress *p, llm_err *e)
+static int mpi_master(int size, rsweep_file *f, progress *p, llm_err *e)
 {
     long cursor = 0;
     int busy = 0, rc = 0;
@@ -404,57 +353,54 @@ static int mpi_master(int size, sweep_file *f, progress *p, llm_err *e)
 
 /* ---- the command ------------------------------------------------------ */
 
-/* A value of axis a does not load: the message of the experiment's loader
- * ("x.cfg: tpp: unknown key ...") is put after where the axis came from,
- * the file's sweep.vary line (axes of the file come first) or --vary. */
-static int blame_axis(const sopts *o, int a, const char *key,
-                      const char *value, llm_err *e)
-{
-    char m[sizeof e->msg];
-    size_t n = strlen(o->file);
-    const char *why = e->msg;
-    if (strncmp(why, o->file, n) == 0 && why[n] == ':' && why[n + 1] == ' ')
-        why += n + 2;
-    if (a < o->group.nvary)
-        snprintf(m, sizeof m, "%s:%d: sweep.vary: %s=%s: %s", o->file,
-                 o->group.vary_line[a], key, value, why);
-    else
-        snprintf(m, sizeof m, "--vary %s=%s: %s", key, value, e->msg);
-    return err_set(e, "%s", m);
-}
-
-/* Every value of every axis is loaded once (others at their first), so a
- * mistyped key or a wrong-typed value stops the sweep before it starts. */
+/* Every value of every axis is applied once (the others at their first),
+ * so a mistyped key or a wrong-typed value stops the sweep before it
+ * starts. */
 static int check_axes(const sopts *o, const sweep_spec *s, llm_err *e)
 {
+    exp_kind k = o->serve ? EXP_SERVE : EXP_TRAIN;
+    static exp_train tx;
+    static exp_serve sx;
     for (int a = 0; a < s->naxes; a++)
-        for (int v = 0; v < s->axes[a].n; v++) {
-            const char *sets[128 + 1];
-            char buf[128][300];
-            int n = 0;
-            for (int k = 0; k < o->nsets; k++)
-                sets[n++] = o->sets[k];
-            for (int b = 0; b < s->naxes; b++)
-                snprintf(buf[b], sizeof buf[b], "%s=%s", s->axes[b].key,
+        for (int v = 0; v < s->axes[a].n; v++)
+            for (int b = 0; b < s->naxes; b++) {
+                char set[300], why[1400];
+                snprintf(set, sizeof set, "%s=%s", s->axes[b].key,
                          s->axes[b].values[b == a ? v : 0]);
-            for (int b = 0; b < s->naxes; b++)
-                sets[n++] = buf[b];
-            int rc;
-            if (o->serve) {
-                cfg_serving x;
-                cfg_serving_defaults(&x);
-                rc = cfg_load_serving(o->file, sets, n, &x, e);
-            } else {
-                cfg_experiment x;
-                memset(&x, 0, sizeof x);
-                plan_train_defaults(&x.plan);
-                rc = cfg_load_experiment(o->file, sets, n, &x, e);
+                void *x = o->serve ? (void *)&sx : (void *)&tx;
+                if (o->serve)
+                    sx = *o->base_serve;
+                else
+                    tx = *o->base_train;
+                if (settings_apply(k, x, NULL, set, why, sizeof why) == 0)
+                    continue;
+                /* the message after where the axis came from */
+                const char *w = strchr(why, ':');
+                w = w ? w + 2 : why;
+                if (b < o->group.nvary)
+                    return err_set(e, "%s:%d: sweep.vary: %s: %s", o->file,
+                                   o->group.vary_line[b], set, w);
+                return err_set(e, "--vary %s: %s", set, w);
             }
-            if (rc)
-                return blame_axis(o, a, s->axes[a].key, s->axes[a].values[v],
-                                  e);
-        }
     return 0;
+}
+
+/* The experiment the points start from: the file, then --set. */
+static int load_base(sopts *o, llm_err *e)
+{
+    cmd_args a = {.file = o->file, .nsets = o->nsets};
+    for (int i = 0; i < o->nsets; i++)
+        a.sets[i] = o->sets[i];
+    if (o->serve) {
+        static exp_serve x;
+        exp_serve_defaults(&x);
+        o->base_serve = &x;
+        return cmd_load_exp(EXP_SERVE, &x, x.src, x.file, &a, e);
+    }
+    static exp_train x;
+    exp_train_defaults(&x);
+    o->base_train = &x;
+    return cmd_load_exp(EXP_TRAIN, &x, x.src, x.file, &a, e);
 }
 
 static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
@@ -483,7 +429,7 @@ static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
     fclose(fp);
     sweep_fingerprint(s, b.s ? b.s : "", b.len, o->sets, o->nsets);
     free(b.s);
-    return check_axes(o, s, e);
+    return load_base(o, e) || check_axes(o, s, e) ? -1 : 0;
 }
 
 static void default_out(sopts *o)
@@ -499,7 +445,7 @@ static void default_out(sopts *o)
 static int sweep_main(sopts *o, int rank, int size, llm_err *e)
 {
     sweep_spec s = {0};
-    sweep_file f;
+    rsweep_file f;
     memset(&f, 0, sizeof f);
     f.fd = -1;
     int rc = -1;
@@ -513,7 +459,7 @@ static int sweep_main(sopts *o, int rank, int size, llm_err *e)
         goto out;
     }
 #endif
-    if (sweep_open(&f, o->out, &s, e)) {
+    if (rsweep_open(&f, o->out, &s, e)) {
 #ifdef LLMSIM_MPI
         /* the workers wait for a first point: let them go */
         for (int r = 1; r < size; r++) {
@@ -539,12 +485,12 @@ static int sweep_main(sopts *o, int rank, int size, llm_err *e)
     (void)rank;
     (void)size;
     if (!rc)
-        rc = sweep_finish(&f, e);
+        rc = rsweep_finish(&f, e);
     if (!rc)
         printf("sweep: %ld points (%s experiment) in %s\n", s.npoints,
                o->serve ? "serving" : "training", o->out);
 out:
-    sweep_close(&f);
+    rsweep_close(&f);
     sweep_free(&s);
     return rc ? -1 : 0;
 }
@@ -565,10 +511,10 @@ static int run(int argc, char **argv, llm_err *e)
 #ifdef LLMSIM_MPI
     MPI_Finalize();
 #endif
-    cmd_sweep_group_free(&o.group);
+    cfg_sweep_group_free(&o.group);
     return rc ? EXIT_BAD_INPUT : EXIT_OK;
 }
 
 const cmd_def cmd_sweep_def = {
     "sweep", "an experiment over a grid of config values, into CSV", usage,
-    run};
+    run, 0};

@@ -214,9 +214,9 @@ static int run(int argc, char **argv, llm_err *e)
                           "help topo`)"),
                EXIT_BAD_INPUT;
     gpu_catalog cat;
-    if (cmd_load_catalog(&cat, e))
+    if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
-    topo *t = cmd_load_topo(name, (int)nodes, -1, &cat, e);
+    topo *t = cfg_load_topo_named(name, (int)nodes, -1, &cat, e);
     if (!t) {
         gpu_catalog_free(&cat);
         return EXIT_BAD_INPUT;
@@ -238,4 +238,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_topo_def = {"topo", "what a topology builds: devices, "
                                       "links, bisection bandwidth",
-                              usage, run};
+                              usage, run, 0};

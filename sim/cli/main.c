@@ -36,7 +36,7 @@ static void usage(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fprintf(out, "\nExit status: 0 success, 1 bad input, 2 does not fit "
                  "(memory checks).\nData files: %s\n",
-            cmd_datadir());
+            cfg_datadir());
 }
 
 static const cmd_def *find(const char *name)
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
         const cmd_def *d = find(argv[2]);
         if (!d)
             return unknown_command(argv[2]);
-        fputs(d->usage, stdout);
+        cmd_help(d, stdout);
         return EXIT_OK;
     }
     const cmd_def *d = find(c);
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
         return unknown_command(c);
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(d->usage, stdout);
+            cmd_help(d, stdout);
             return EXIT_OK;
         }
     llm_err e = {{0}};

@@ -239,35 +239,19 @@ static char *simulate_job(long i, void *ctx)
     train_input in = *w->base;
     plan_train plan = w->fit.c[i].plan;
     in.plan = &plan;
-    in.trace_path = in.timeline_path = NULL;
+    in.record = NULL;
     train_result r;
     memset(&r, 0, sizeof r);
     llm_err pe = {{0}};
     int rc = train_simulate(&in, &r, &pe);
-    char *b = malloc(2 * sizeof r + 2);
-    if (!b)
-        return NULL;
-    b[0] = rc ? '-' : '+';
-    const unsigned char *p = (const unsigned char *)&r;
-    for (size_t k = 0; k < sizeof r; k++)
-        snprintf(b + 1 + 2 * k, 3, "%02x", p[k]);
-    return b;
+    return par_hex_encode(rc ? '-' : '+', &r, sizeof r);
 }
 
 static int simulate_done(long i, const char *s, void *ctx)
 {
     walk *w = ctx;
-    train_result *r = &w->sim[i];
-    unsigned char *p = (unsigned char *)r;
-    if (s[0] != '+' || strlen(s) != 2 * sizeof *r + 1)
-        return 0; /* failed: left out of the ranking, as before */
-    for (size_t k = 0; k < sizeof *r; k++) {
-        unsigned v;
-        if (sscanf(s + 1 + 2 * k, "%2x", &v) != 1)
-            return 0;
-        p[k] = (unsigned char)v;
-    }
-    w->sim_ok[i] = true;
+    /* a failed one is left out of the ranking, as before */
+    w->sim_ok[i] = par_hex_decode(s, '+', &w->sim[i], sizeof w->sim[i]) == 0;
     return 0;
 }
 
@@ -386,4 +370,30 @@ void search_plan_name(const plan_train *p, char *buf, size_t n)
              "%s%s%s", p->tp, p->pp, p->dp, extra, p->micro_batch, p->zero,
              plan_recompute_names[p->recompute], p->pp > 1 ? ", " : "",
              p->pp > 1 ? sched : "");
+}
+
+int search_train_exp(const exp_train *x, const exp_loader *ld, int simulate,
+                     int jobs, exp_env *env, search_result *out, llm_err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (!x->model[0] || !x->cluster[0])
+        return err_set(e, "an experiment file or --model and --cluster are "
+                          "needed (see `llmsim help search`)");
+    if (x->microbatches > 0)
+        return err_set(e, "search: parallel.microbatches depends on the plan; "
+                          "give parallel.global_batch");
+    if (x->plan.global_batch <= 0)
+        return err_set(e, "search: a global batch is needed (--global-batch "
+                          "N or parallel.global_batch)");
+    if (exp_env_load(ld, x->model, x->cluster, x->nodes, &x->net,
+                     &x->overhead, env, e))
+        return -1;
+    train_input in = {.m = &env->m, .plan = &x->plan, .t = env->t,
+                      .gpu = env->t->gpu, .cost = &env->cc, .coll = &env->kc,
+                      .overhead = &env->ov, .gpus = x->gpus};
+    if (search_train(&in, &x->plan, simulate, jobs, out, e)) {
+        exp_env_free(env);
+        return -1;
+    }
+    return 0;
 }

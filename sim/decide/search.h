@@ -9,6 +9,7 @@
 #ifndef LLMSIM_SEARCH_H
 #define LLMSIM_SEARCH_H
 
+#include "decide/exp.h"
 #include "train/train.h"
 
 /* Why a plan was dropped before estimating it. */
@@ -47,6 +48,14 @@ typedef struct search_result {
 int search_train(const train_input *base, const plan_train *tmpl,
                  int simulate, int jobs, search_result *out, llm_err *e);
 void search_free(search_result *r);
+
+/* The search of a training experiment: its model and cluster loaded into
+ * env (the caller frees it with exp_env_free, on success), the plan's
+ * global batch, sequence, precision, optimizer and the rest kept, its
+ * shape searched.  A plan that sets microbatches instead of a global
+ * batch is refused (the batch would depend on the plan). */
+int search_train_exp(const exp_train *x, const exp_loader *ld, int simulate,
+                     int jobs, exp_env *env, search_result *out, llm_err *e);
 
 /* "tp 8 x pp 4 x dp 2, mb 1, ZeRO-1, selective, interleaved (vpp 2)" */
 void search_plan_name(const plan_train *p, char *buf, size_t n);

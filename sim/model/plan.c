@@ -9,28 +9,6 @@ const char *const plan_optimizer_names[OPT_COUNT] = {
 const char *const plan_recompute_names[3] = {"none", "selective", "full"};
 const char *const plan_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
 
-void plan_train_defaults(plan_train *p)
-{
-    *p = (plan_train){
-        .tp = 1, .pp = 1, .dp = 1, .cp = 1, .ep = 1, .vpp = 1,
-        .micro_batch = 1, .global_batch = 0, .seq_len = 2048,
-        .recompute = RECOMPUTE_NONE, .zero = 0, .schedule = SCHED_1F1B,
-        .precision = DT_BF16, .optimizer = OPT_ADAMW, .flash_attn = true,
-        /* PyTorch DDP's default bucket_cap_mb = 25 */
-        .bucket_bytes = 25.0 * MiB, .moe_imbalance = 1.0,
-    };
-}
-
-void plan_infer_defaults(plan_infer *p, const model_spec *m)
-{
-    *p = (plan_infer){
-        .tp = 1, .pp = 1, .batch = 1, .context = m->max_seq,
-        .weight_dtype = m->weight_dtype, .kv_dtype = DT_COUNT,
-        /* vLLM defaults: block_size 16; chunked-prefill token budget 8192 */
-        .block_size = 16, .max_batched_tokens = 8192, .quant_group = 128,
-    };
-}
-
 int plan_train_gpus(const plan_train *p) { return p->tp * p->pp * p->dp * p->cp; }
 
 /* ---- plan checks ------------------------------------------------------ */

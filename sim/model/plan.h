@@ -38,7 +38,7 @@ typedef struct plan_train {
     plan_optimizer optimizer;
     bool flash_attn;
     bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
-    bool no_overlap_grad_reduce; /* reduce after the backward, not during */
+    bool overlap_grad_reduce; /* reduce during the backward (off: after it) */
     double moe_imbalance;        /* tokens on the busiest expert rank over
                                     the mean (1 = balanced routing) */
     bool overlap_param_gather;   /* ZeRO: gather updated parameters during
@@ -65,9 +65,6 @@ typedef struct plan_infer {
 extern const char *const plan_optimizer_names[OPT_COUNT];
 extern const char *const plan_recompute_names[3];
 extern const char *const plan_schedule_names[3];
-
-void plan_train_defaults(plan_train *p);
-void plan_infer_defaults(plan_infer *p, const model_spec *m);
 
 /* GPUs the plan occupies: tp x pp x dp x cp (experts shard inside dp x cp). */
 int plan_train_gpus(const plan_train *p);

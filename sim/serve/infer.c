@@ -348,15 +348,13 @@ infer *infer_create(const infer_setup *s, llm_err *e)
         x->w_bytes = 1;
     else if (w == DT_INT4)
         x->w_bytes = 0.5 + 4.0 / (s->quant_group > 0 ? s->quant_group : 128);
-    plan_infer mi;
-    plan_infer_defaults(&mi, s->m);
-    mi.tp = s->tp;
-    mi.pp = s->pp;
-    mi.weight_dtype = w;
-    if (s->quant_group > 0)
-        mi.quant_group = s->quant_group;
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    /* only the stage's weights are read from the memory model: the rest of
+     * the plan and the overheads do not change them */
+    plan_infer mi = {.tp = s->tp, .pp = s->pp, .batch = 1, .context = 1,
+                     .weight_dtype = w, .kv_dtype = DT_COUNT, .block_size = 1,
+                     .max_batched_tokens = 1,
+                     .quant_group = s->quant_group > 0 ? s->quant_group : 128};
+    const mem_overhead o = {0};
     for (int st = 0; st < s->pp; st++) {
         int l0, l1;
         mem_stage_layers(s->m->layers, s->pp, st, &l0, &l1);

@@ -16,20 +16,6 @@
 
 const char *const serve_preempt_names[PREEMPT_COUNT] = {"recompute", "swap"};
 
-void serve_params_defaults(serve_params *p)
-{
-    *p = (serve_params){
-        /* vLLM's engine defaults: max_num_seqs 256, block_size 16,
-         * gpu_memory_utilization 0.9, swap_space 4 GiB; chunked prefill
-         * with an 8192-token budget (vLLM V1 on A100/H100) */
-        .max_num_seqs = 256, .max_batched_tokens = 8192, .chunk = 0,
-        .policy = 0, .router = 1, .block_size = 16, .gpu_mem_util = 0.9,
-        .preempt = PREEMPT_RECOMPUTE, .swap_space_bytes = 4 * GiB,
-        .weight_dt = DT_FP16, .kv_dt = DT_COUNT, .quant_group = 128,
-        .flash = true,
-    };
-}
-
 /* ---- state ------------------------------------------------------------- */
 
 enum { R_FUTURE, R_WAITING, R_RUNNING, R_SWAPPED, R_PENDING, R_MOVING,
@@ -111,8 +97,7 @@ typedef struct sim {
     long nitl, capitl;
     double kv_next_t, kv_dt_sample;
     serve_result *res;
-    util_outfile trace;
-    bool tracing, trace_first;
+    const serve_events *ev; /* NULL: nobody listens */
     llm_err *e;
     int failed;
 #ifdef LLMSIM_CHECK
@@ -471,22 +456,6 @@ static const router routers[SERVE_ROUTERS] = {
 const char *const serve_router_names[SERVE_ROUTERS] = {
     "round-robin", "least-outstanding", "shortest-queue"};
 
-/* ---- trace output --------------------------------------------------------- */
-
-static void trace_ev(sim *S, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void trace_ev(sim *S, const char *fmt, ...)
-{
-    if (!S->tracing)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    fputs(S->trace_first ? "\n" : ",\n", S->trace.fp);
-    S->trace_first = false;
-    vfprintf(S->trace.fp, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- iterations ------------------------------------------------------- */
 
@@ -593,13 +562,12 @@ static void launch(sim *S, inst *I, batch *B)
         pre += len_of(q) - q->computed > 1;
         tokens += B->c[i];
     }
-    trace_ev(S, "{\"name\":\"%d prefill + %d decode\",\"ph\":\"X\",\"pid\":%d,"
-             "\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"tokens\":%d}}",
-             pre, B->n - pre, B->inst + 1, now * 1e-3, B->stage_s[0] * 1e6,
-             tokens);
-    trace_ev(S, "{\"name\":\"kv blocks used\",\"ph\":\"C\",\"pid\":%d,"
-             "\"ts\":%.3f,\"args\":{\"used\":%d}}",
-             B->inst + 1, now * 1e-3, I->total_blocks - I->free_blocks);
+    if (S->ev && S->ev->batch)
+        S->ev->batch(S->ev->ctx, B->inst, 0, now, B->stage_s[0], pre,
+                     B->n - pre, tokens);
+    if (S->ev && S->ev->kv_used)
+        S->ev->kv_used(S->ev->ctx, B->inst, now,
+                       I->total_blocks - I->free_blocks);
     engine_at(S->eng, I->stage_free[0], on_stage_done, S,
               (uint64_t)(B - S->batches));
     /* layer-wise KV transfer: the prompt's last chunk starts its
@@ -740,9 +708,9 @@ static void on_stage_done(engine *eng, void *ctx, uint64_t arg)
         start = I->stage_free[s + 1];
     B->stage = s + 1;
     I->stage_free[s + 1] = start + ns(B->stage_s[s + 1]);
-    trace_ev(S, "{\"name\":\"batch\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
-             "\"ts\":%.3f,\"dur\":%.3f}",
-             B->inst + 1, s + 1, start * 1e-3, B->stage_s[s + 1] * 1e6);
+    if (S->ev && S->ev->batch)
+        S->ev->batch(S->ev->ctx, B->inst, s + 1, start, B->stage_s[s + 1], 0,
+                     0, 0);
     engine_at(eng, I->stage_free[s + 1], on_stage_done, S, arg);
     if (s == 0)
         try_schedule(S, I);
@@ -958,8 +926,7 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
 {
     const serve_pool *P = &S->in->pool[pool];
     const model_spec *m = S->in->m;
-    plan_infer mi;
-    plan_infer_defaults(&mi, m);
+    plan_infer mi = {0};
     mi.tp = P->tp;
     mi.pp = P->pp;
     mi.weight_dtype = S->p->weight_dt;
@@ -969,12 +936,11 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
     mi.max_batched_tokens = S->p->max_batched_tokens;
     mi.batch = S->p->max_num_seqs;
     mi.context = (S->p->max_batched_tokens + mi.batch - 1) / mi.batch;
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    const mem_overhead *o = S->in->overhead;
     long best = -1;
     for (int s = 0; s < P->pp; s++) {
         mem_result r;
-        mem_infer_stage(m, &mi, &o, s, &r);
+        mem_infer_stage(m, &mi, o, s, &r);
         double room = S->p->gpu_mem_util * P->gpu->memory_bytes -
                       (r.weights + r.activations + r.cuda_context + r.nccl);
         double block = r.kv_per_token_gpu * S->p->block_size;
@@ -1033,6 +999,7 @@ static int make_infer(sim *S, int pool)
 static int check_input(const serve_input *in, llm_err *e)
 {
     const serve_params *p = &in->p;
+    LLM_ASSERT(in->overhead);
     for (int k = 0; k < in->npools; k++) {
         const serve_pool *P = &in->pool[k];
         if (P->tp < 1 || P->pp < 1 || P->replicas < 1)
@@ -1362,77 +1329,36 @@ static void request_results(sim *S, serve_request_result *out)
     }
 }
 
-static int write_csv(sim *S, const char *path)
+/* Each replica instance, before the run (serve_events.replica). */
+static void announce_replicas(sim *S)
 {
-    serve_request_result *v = malloc(sizeof *v * (size_t)(S->nreq ? S->nreq : 1));
-    if (!v)
-        return err_set(S->e, "out of memory");
-    request_results(S, v);
-    util_outfile o;
-    if (util_out_open(&o, path, S->e)) {
-        free(v);
-        return -1;
-    }
-    fprintf(o.fp, "id,arrival_s,first_token_s,finish_s,prompt_tokens,"
-                  "output_tokens,replica,prefill_replica,ttft_s,tpot_s,e2e_s,"
-                  "preemptions,kv_transfer_s\n");
-    for (int i = 0; i < S->nreq; i++) {
-        const serve_request_result *q = &v[i];
-        int out = S->r[i].output;
-        fprintf(o.fp, "%d,%.9f,", i, q->arrival_s);
-        if (q->finish_s < 0) { /* rejected: longer than a replica's cache */
-            fprintf(o.fp, ",,%d,%d,,,,,,%d,\n", S->r[i].prompt, out,
-                    q->preemptions);
-            continue;
-        }
-        fprintf(o.fp, "%.9f,%.9f,%d,%d,%d,%d,%.9f,%.9f,%.9f,%d,%.9f\n",
-                q->first_token_s, q->finish_s, S->r[i].prompt, out,
-                q->replica, q->prefill_replica, q->first_token_s - q->arrival_s,
-                out > 1 ? (q->finish_s - q->first_token_s) / (out - 1) : 0,
-                q->finish_s - q->arrival_s, q->preemptions, q->kv_transfer_s);
-    }
-    free(v);
-    return util_out_commit(&o, S->e);
-}
-
-static void trace_names(sim *S)
-{
+    if (!S->ev || !S->ev->replica)
+        return;
     for (int i = 0; i < S->ninst; i++) {
         const inst *I = &S->inst[i];
-        const char *kind = S->in->npools == 1 ? "replica"
-                           : I->pool == 0    ? "prefill replica"
-                                             : "decode replica";
-        trace_ev(S, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
-                 "\"args\":{\"name\":\"%s %d (GPUs %d-%d)\"}}", i + 1, kind,
-                 I->index, inst_gpu(S, I, 0),
-                 inst_gpu(S, I, pool_of(S, I)->tp * pool_of(S, I)->pp - 1));
-        for (int s = 0; s < pool_of(S, I)->pp; s++)
-            trace_ev(S, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
-                     "\"tid\":%d,\"args\":{\"name\":\"stage %d\"}}", i + 1, s,
-                     s);
+        const serve_pool *P = pool_of(S, I);
+        S->ev->replica(S->ev->ctx, i, I->pool, S->in->npools, I->index,
+                       inst_gpu(S, I, 0), inst_gpu(S, I, P->tp * P->pp - 1),
+                       P->pp);
     }
 }
 
-/* KV transfers on the links they crossed, one track per link. */
-static void trace_transfers(sim *S)
+/* KV transfers on the links they crossed (serve_events.kv_*). */
+static void announce_transfers(sim *S)
 {
-    if (!S->tracing || S->in->npools < 2 || !S->kv_move)
+    const serve_events *ev = S->ev;
+    if (!ev || S->in->npools < 2 || !S->kv_move)
         return;
-    topo *t = S->in->t;
-    int pid = S->ninst + 1;
-    trace_ev(S, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
-             "\"args\":{\"name\":\"links (KV transfers)\"}}", pid);
-    for (int l = 0; l < t->nlink; l++)
+    const topo *t = S->in->t;
+    if (ev->kv_begin)
+        ev->kv_begin(ev->ctx);
+    for (int l = 0; l < t->nlink && ev->kv_link; l++)
         if (net_link(S->net, l).bytes > 0)
-            trace_ev(S, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
-                     "\"tid\":%d,\"args\":{\"name\":\"%s -> %s (%s)\"}}", pid,
-                     l, t->dev[t->link[l].src].name,
-                     t->dev[t->link[l].dst].name,
-                     topo_link_kind_name(t->link[l].kind));
+            ev->kv_link(ev->ctx, t, l);
     const serve_pool *P = &S->in->pool[0], *Q = &S->in->pool[1];
     int na = P->tp * P->pp, nb = Q->tp * Q->pp;
     int links[64];
-    for (int i = 0; i < S->nreq; i++) {
+    for (int i = 0; i < S->nreq && ev->kv_move; i++) {
         const req *q = &S->r[i];
         if (q->t_move1 <= 0)
             continue;
@@ -1442,14 +1368,10 @@ static void trace_transfers(sim *S)
                     continue;
                 int src = t->gpu_dev[inst_gpu(S, &S->inst[q->pinst], a)];
                 int dst = t->gpu_dev[inst_gpu(S, &S->inst[q->inst], b)];
-                int nl = topo_route(t, src, dst, (uint32_t)i, links, 64);
+                int nl = topo_route(S->in->t, src, dst, (uint32_t)i, links, 64);
                 for (int k = 0; k < nl; k++)
-                    trace_ev(S, "{\"name\":\"KV request %d\",\"ph\":\"X\","
-                             "\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                             "\"args\":{\"bytes\":%.0f}}", i, pid, links[k],
-                             q->t_move0 * 1e-3,
-                             (q->t_move1 - q->t_move0) * 1e-3,
-                             S->kv_move[a * nb + b] * q->prompt);
+                    ev->kv_move(ev->ctx, i, links[k], q->t_move0, q->t_move1,
+                                S->kv_move[a * nb + b] * q->prompt);
             }
     }
 }
@@ -1543,13 +1465,8 @@ int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)
     if (setup(&S))
         goto out;
     admit_requests(&S);
-    if (in->trace_path) {
-        if (util_out_open(&S.trace, in->trace_path, e))
-            goto out;
-        S.tracing = S.trace_first = true;
-        fputs("{\"traceEvents\":[", S.trace.fp);
-        trace_names(&S);
-    }
+    S.ev = in->events;
+    announce_replicas(&S);
     schedule_arrival(&S, 0);
     double last = in->nreq ? in->req[in->nreq - 1].arrival_s : 0;
     S.kv_dt_sample = (last > 0 ? last : 1) / (SERVE_KV_SAMPLES / 2);
@@ -1579,21 +1496,11 @@ int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)
         goto out;
     pool_stats(&S, r);
     link_stats(&S, r);
-    trace_transfers(&S);
+    announce_transfers(&S);
     if (in->out)
         request_results(&S, in->out);
-    if (in->csv_path && write_csv(&S, in->csv_path))
-        goto out;
-    if (S.tracing) {
-        fputs("\n],\"displayTimeUnit\":\"ms\"}\n", S.trace.fp);
-        S.tracing = false;
-        if (util_out_commit(&S.trace, e))
-            goto out;
-    }
     rc = 0;
 out:
-    if (S.tracing)
-        util_out_abort(&S.trace);
     sim_free(&S);
     return rc;
 }

@@ -24,6 +24,7 @@
 
 #include "coll/coll.h"
 #include "cost/cost.h"
+#include "mem/mem.h"
 #include "model/model.h"
 #include "hw/topo.h"
 #include "serve/wl.h"
@@ -65,8 +66,6 @@ typedef struct serve_params {
     double slo_ttft_s, slo_tpot_s; /* 0 = no objective */
 } serve_params;
 
-void serve_params_defaults(serve_params *p);
-
 /* What happened to one request (serve_input.out, optional). */
 typedef struct serve_request_result {
     double arrival_s, first_token_s, finish_s; /* -1: rejected */
@@ -75,6 +74,30 @@ typedef struct serve_request_result {
     double kv_transfer_s;                      /* 0 when colocated */
 } serve_request_result;
 
+/* What a run streams out as it goes (serve_input.events), for the trace
+ * writer of the report layer: a serving replay can run millions of
+ * iterations, so they are handed over, not kept.  Times are the engine's
+ * integer nanoseconds; durations seconds.  Every callback may be NULL. */
+typedef struct serve_events {
+    void *ctx;
+    /* before the run, once per replica instance (inst 0, 1, ...): its
+     * pool (0 colocated or prefill, 1 decode), index in the pool, GPUs and
+     * pipeline stages */
+    void (*replica)(void *ctx, int inst, int pool, int npools, int index,
+                    int gpu_first, int gpu_last, int stages);
+    /* a batch starts on a stage: its prefill and decode sequences and
+     * tokens (stage 0), and the KV blocks in use as it starts */
+    void (*batch)(void *ctx, int inst, int stage, int64_t t_ns, double dur_s,
+                  int prefill, int decode, int tokens);
+    void (*kv_used)(void *ctx, int inst, int64_t t_ns, int blocks);
+    /* after a disaggregated run: the links that carried KV caches, then
+     * each request's transfer on each link of its route */
+    void (*kv_begin)(void *ctx);
+    void (*kv_link)(void *ctx, const topo *t, int link);
+    void (*kv_move)(void *ctx, int request, int link, int64_t t0_ns,
+                    int64_t t1_ns, double bytes);
+} serve_events;
+
 typedef struct serve_input {
     const model_spec *m;
     topo *t;
@@ -82,11 +105,11 @@ typedef struct serve_input {
     serve_pool pool[2]; /* [0] serves (or prefills), [1] decodes */
     int npools;         /* 1 colocated, 2 disaggregated */
     serve_params p;
+    const mem_overhead *overhead; /* CUDA context, NCCL buffers, reserve */
     const wl_request *req;
     int nreq;
     bool free_comm;         /* communication takes no time (tests) */
-    const char *trace_path; /* Chrome trace JSON, or NULL */
-    const char *csv_path;   /* one row per request, or NULL */
+    const serve_events *events; /* streamed to, or NULL */
     serve_request_result *out; /* [nreq] filled when not NULL */
 } serve_input;
 

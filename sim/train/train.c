@@ -1,6 +1,5 @@
 #include "train/train.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,8 +579,8 @@ typedef struct sim {
     int64_t *carry, *wcarry, copy_carry; /* state at the step's start */
     int *held, *held_max;  /* chunks whose activations a stage holds */
     int64_t *held_at;      /* when held_max was first reached */
-    json_t *trace;
-    FILE *timeline; /* stage,kind,microbatch,chunk,start_ms,end_ms */
+    train_record *rec; /* every op, when recording */
+    bool rec_failed;   /* the record ran out of memory */
 #ifdef LLMSIM_CHECK
     bool oom; /* the run reports that the plan does not fit */
 #endif
@@ -668,30 +667,25 @@ static void on_finish(engine *eng, void *ctx_, uint64_t arg)
     try_start(S, s);
 }
 
-static void trace_op(sim *S, int s, const sched_item *it, int64_t t0,
-                     int64_t dur)
+/* Records an op that starts (train_input.record): the report layer turns
+ * them into the trace and the timeline. */
+static void record_op(sim *S, int s, const sched_item *it, int64_t t0,
+                      int64_t dur)
 {
-    if (S->timeline)
-        fprintf(S->timeline, "%d,%s,%d,%d,%.6f,%.6f\n", s,
-                it->bwd ? "backward" : "forward", it->mb, it->chunk, t0 / 1e6,
-                (t0 + dur) / 1e6);
-    if (!S->trace)
+    train_record *r = S->rec;
+    if (!r || S->rec_failed)
         return;
-    char name[48];
-    snprintf(name, sizeof name, "%s %d%s", it->bwd ? "B" : "F", it->mb,
-             S->c->V > 1 ? (it->chunk ? ".1" : ".0") : "");
-    if (S->c->V > 2)
-        snprintf(name, sizeof name, "%s %d.%d", it->bwd ? "B" : "F", it->mb,
-                 it->chunk);
-    json_t *ev = json_object();
-    json_object_set_new(ev, "name", json_string(name));
-    json_object_set_new(ev, "cat", json_string(it->bwd ? "backward" : "forward"));
-    json_object_set_new(ev, "ph", json_string("X"));
-    json_object_set_new(ev, "ts", json_real(t0 / 1e3));
-    json_object_set_new(ev, "dur", json_real(dur / 1e3));
-    json_object_set_new(ev, "pid", json_integer(s));
-    json_object_set_new(ev, "tid", json_integer(0));
-    json_array_append_new(S->trace, ev);
+    if (r->nops == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 256;
+        train_op_rec *g = realloc(r->ops, sizeof *g * (size_t)cap);
+        if (!g) {
+            S->rec_failed = true;
+            return;
+        }
+        r->ops = g;
+        r->cap = cap;
+    }
+    r->ops[r->nops++] = (train_op_rec){s, it->mb, it->chunk, it->bwd, t0, dur};
 }
 
 /* The first stage took microbatch i - Q's input at `now`: a worker
@@ -738,7 +732,7 @@ static void try_start(sim *S, int s)
 #endif
     if (it->bwd && S->next[s] == S->n_items[s] - 1)
         S->last_bwd_start[s] = now;
-    trace_op(S, s, it, now, dur);
+    record_op(S, s, it, now, dur);
     engine_after(S->eng, dur, on_finish, S, (uint64_t)s);
 }
 
@@ -1009,7 +1003,7 @@ static double finish_step(ctx *c, const sim *S, double *dp_start,
         double comp_end = S->end_ns[s] * 1e-9;
         /* overlapped with the last backward (Megatron's distributed DDP),
          * or after it (the "local" DDP of the SC21 runs) */
-        dp_start[s] = p->no_overlap_grad_reduce ? comp_end
+        dp_start[s] = !p->overlap_grad_reduce ? comp_end
                                                 : S->last_bwd_start[s] * 1e-9;
         dp_len[s] = red;
         train_interference inf;
@@ -1026,13 +1020,6 @@ static double finish_step(ctx *c, const sim *S, double *dp_start,
         }
     }
     return step;
-}
-
-void train_loader_defaults(train_loader *l)
-{
-    /* PyTorch's prefetch_factor 2; int64 token ids and labels */
-    *l = (train_loader){.workers = 0, .sample_s = 0, .prefetch = 2,
-                        .bytes_per_token = 16};
 }
 
 /* Runs step after step until the loader's queue and workers start each
@@ -1233,105 +1220,37 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
     return rc;
 }
 
-/* A counter track per busy link: its load over the step, by kind. */
-static void trace_links(sim *S, const topo *t, double step,
-                        const train_result *r)
+void train_record_free(train_record *r)
 {
-    int pid = S->c->P;
-    for (int i = 0; i < r->ntop_links; i++) {
-        const train_link_use *u = &r->top_links[i];
-        const topo_link *L = &t->link[u->link];
-        char name[96];
-        snprintf(name, sizeof name, "%s -> %s (%s)", t->dev[L->src].name,
-                 t->dev[L->dst].name, topo_link_kind_name(L->kind));
-        for (int end = 0; end < 2; end++) {
-            json_t *ev = json_object(), *a = json_object();
-            json_object_set_new(ev, "name", json_string(name));
-            json_object_set_new(ev, "ph", json_string("C"));
-            json_object_set_new(ev, "ts", json_real(end ? step * 1e6 : 0));
-            json_object_set_new(ev, "pid", json_integer(pid));
-            for (int k = 0; k < COMM_KINDS; k++)
-                if (u->bytes_by_kind[k] > 0)
-                    json_object_set_new(
-                        a, train_comm_names[k],
-                        json_real(end ? 0
-                                      : 100 * u->utilization *
-                                            u->bytes_by_kind[k] / u->bytes));
-            json_object_set_new(ev, "args", a);
-            json_array_append_new(S->trace, ev);
-        }
-    }
-    json_t *pn = json_object(), *b = json_object();
-    json_object_set_new(pn, "name", json_string("process_name"));
-    json_object_set_new(pn, "ph", json_string("M"));
-    json_object_set_new(pn, "pid", json_integer(pid));
-    json_object_set_new(b, "name",
-                        json_string("busiest links (% utilized over the step)"));
-    json_object_set_new(pn, "args", b);
-    json_array_append_new(S->trace, pn);
+    free(r->ops);
+    free(r->dp_start_s);
+    free(r->dp_len_s);
+    free(r->gpu_first);
+    free(r->gpu_last);
+    memset(r, 0, sizeof *r);
 }
 
-static int write_trace(sim *S, const train_input *in, const double *dp_start,
-                       const double *dp_len, double step,
-                       const train_result *r, llm_err *e)
+/* The per-stage part of the record: each stage's data-parallel reduction
+ * and its TP group's GPUs.  Takes dp_start and dp_len (owned). */
+static int record_stages(sim *S, double *dp_start, double *dp_len,
+                         double step)
 {
-    if (r->ntop_links > 0)
-        trace_links(S, in->t, step, r);
-    for (int s = 0; s < S->c->P; s++) {
-        if (dp_len[s] <= 0)
-            continue;
-        json_t *ev = json_object();
-        json_object_set_new(ev, "name", json_string("DP gradient reduce"));
-        json_object_set_new(ev, "cat", json_string("communication"));
-        json_object_set_new(ev, "ph", json_string("X"));
-        json_object_set_new(ev, "ts", json_real(dp_start[s] * 1e6));
-        json_object_set_new(ev, "dur", json_real(dp_len[s] * 1e6));
-        json_object_set_new(ev, "pid", json_integer(s));
-        json_object_set_new(ev, "tid", json_integer(1));
-        json_array_append_new(S->trace, ev);
+    train_record *r = S->rec;
+    int P = S->c->P;
+    r->stages = P;
+    r->vpp = S->c->V;
+    r->step_s = step;
+    r->dp_start_s = dp_start;
+    r->dp_len_s = dp_len;
+    r->gpu_first = malloc(sizeof(int) * (size_t)P);
+    r->gpu_last = malloc(sizeof(int) * (size_t)P);
+    if (!r->gpu_first || !r->gpu_last || S->rec_failed)
+        return err_set(S->c->e, "out of memory");
+    for (int s = 0; s < P; s++) {
+        r->gpu_first[s] = rank_of(S->c->p, 0, 0, 0, s);
+        r->gpu_last[s] = rank_of(S->c->p, S->c->p->tp - 1, 0, 0, s);
     }
-    for (int s = 0; s < S->c->P; s++)
-        for (int k = 0; k < 2; k++) {
-            json_t *m = json_object();
-            json_object_set_new(m, "name", json_string("thread_name"));
-            json_object_set_new(m, "ph", json_string("M"));
-            json_object_set_new(m, "pid", json_integer(s));
-            json_object_set_new(m, "tid", json_integer(k));
-            json_t *a = json_object();
-            json_object_set_new(a, "name", json_string(k ? "communication stream"
-                                                         : "compute stream"));
-            json_object_set_new(m, "args", a);
-            json_array_append_new(S->trace, m);
-            json_t *pn = json_object();
-            char label[64];
-            int g0 = rank_of(S->c->p, 0, 0, 0, s);
-            int g1 = rank_of(S->c->p, S->c->p->tp - 1, 0, 0, s);
-            if (g0 == g1)
-                snprintf(label, sizeof label, "pipeline stage %d (GPU %d)", s,
-                         g0);
-            else
-                snprintf(label, sizeof label,
-                         "pipeline stage %d (GPUs %d-%d, its TP group)", s, g0,
-                         g1);
-            json_object_set_new(pn, "name", json_string("process_name"));
-            json_object_set_new(pn, "ph", json_string("M"));
-            json_object_set_new(pn, "pid", json_integer(s));
-            json_t *b = json_object();
-            json_object_set_new(b, "name", json_string(label));
-            json_object_set_new(pn, "args", b);
-            json_array_append_new(S->trace, pn);
-        }
-    json_t *root = json_object();
-    json_object_set_new(root, "traceEvents", json_incref(S->trace));
-    json_object_set_new(root, "displayTimeUnit", json_string("ms"));
-    util_outfile o;
-    int rc = util_out_open(&o, in->trace_path, e);
-    if (rc == 0) {
-        json_dumpf(root, o.fp, JSON_COMPACT);
-        rc = util_out_commit(&o, e);
-    }
-    json_decref(root);
-    return rc;
+    return 0;
 }
 
 /* Model FLOPs per token of one step, recompute excluded (what MFU
@@ -1403,33 +1322,14 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     r->events += engine_events_run(S.eng);
     engine_destroy(S.eng);
     S.free_p2p = false;
-    if (in->trace_path)
-        S.trace = json_array();
-    util_outfile tl;
-    if (in->timeline_path) {
-        if (util_out_open(&tl, in->timeline_path, e)) {
-            sim_free(&S);
-            return -1;
-        }
-        S.timeline = tl.fp;
-        fprintf(tl.fp, "stage,kind,microbatch,chunk,start_ms,end_ms\n");
-    }
+    S.rec = in->record;
+    if (S.rec)
+        memset(S.rec, 0, sizeof *S.rec);
     int64_t t_pipe = run_pipeline(&S);
     r->events += engine_events_run(S.eng);
     if (c.failed) {
-        if (S.timeline)
-            util_out_abort(&tl);
         sim_free(&S);
-        json_decref(S.trace);
         return err_set(e, "the pipeline deadlocked (internal error)");
-    }
-    if (S.timeline) {
-        S.timeline = NULL;
-        if (util_out_commit(&tl, e)) {
-            sim_free(&S);
-            json_decref(S.trace);
-            return -1;
-        }
     }
 
     double *dp_start = calloc((size_t)c.P, sizeof(double));
@@ -1454,13 +1354,14 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     }
     if (!in->free_comm && link_load(&c, &S, step, r))
         c.failed = 1;
-    if (!c.failed && in->trace_path &&
-        write_trace(&S, in, dp_start, dp_len, step, r, e))
-        c.failed = 1;
+    if (!c.failed && S.rec) {
+        if (record_stages(&S, dp_start, dp_len, step))
+            c.failed = 1;
+        dp_start = dp_len = NULL; /* the record owns them */
+    }
     free(dp_start);
     free(dp_len);
     if (c.failed) {
-        json_decref(S.trace);
         sim_free(&S);
         return -1;
     }
@@ -1523,7 +1424,6 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     r->memory_peak_at_s = S.held_at[ps] * 1e-9;
     for (int s = 0; s < c.P && s < TRAIN_MAX_STAGES; s++)
         r->chunks_held_by_stage[s] = S.held_max[s];
-    json_decref(S.trace);
     sim_free(&S);
     return c.failed ? -1 : 0;
 }
@@ -1565,9 +1465,9 @@ int train_estimate(const train_input *in, train_result *r, llm_err *e)
         double red, gat, gat_first;
         dp_cost(&c, params, &red, &gat, &gat_first);
         double last_bwd = vc[s].bwd; /* chunk 0 of stage s runs last */
-        double tail = (red > last_bwd && !p->no_overlap_grad_reduce
+        double tail = (red > last_bwd && p->overlap_grad_reduce
                            ? red - last_bwd
-                           : p->no_overlap_grad_reduce ? red : 0) +
+                             : !p->overlap_grad_reduce ? red : 0) +
                       optimizer_s(&c, params) +
                       (p->overlap_param_gather ? gat_first : gat);
         if (tail > dp_tail)

@@ -37,7 +37,26 @@ typedef struct train_loader {
     double bytes_per_token;
 } train_loader;
 
-void train_loader_defaults(train_loader *l);
+/* What a recorded step did (train_input.record), for the trace and
+ * timeline writers above: every op on each stage's compute stream in the
+ * order it ran, and each stage's data-parallel reduction. */
+typedef struct train_op_rec {
+    int stage, mb, chunk;
+    bool bwd;
+    int64_t t0_ns, dur_ns;
+} train_op_rec;
+
+typedef struct train_record {
+    train_op_rec *ops;   /* nops, in the order they started */
+    int nops, cap;
+    int stages, vpp;     /* vpp: virtual stages per GPU (1 unless
+                            interleaved) */
+    double *dp_start_s, *dp_len_s; /* [stages] */
+    int *gpu_first, *gpu_last;     /* [stages]: the stage's TP group */
+    double step_s;
+} train_record;
+
+void train_record_free(train_record *r);
 
 typedef struct train_input {
     const model_spec *m;
@@ -50,8 +69,8 @@ typedef struct train_input {
     bool free_comm;          /* every transfer takes no time (tests) */
     bool full;               /* every data-parallel group on the network at
                                 once, not one representative */
-    const char *trace_path;  /* Chrome trace JSON, or NULL */
-    const char *timeline_path; /* CSV of ops for plots/timeline.gp, or NULL */
+    train_record *record;    /* filled when not NULL (owned by the caller;
+                                train_record_free) */
     const train_loader *loader; /* NULL: data always ready */
     int gpus; /* the first gpus of the cluster (0: all of them) */
 } train_input;

@@ -160,7 +160,7 @@ static void bench_train(const char *what, const char *model_name,
         topo_destroy(t);
         return;
     }
-    train_input in = {&m, &p, t, t->gpu, &cc, &kc, &ov, false, false, NULL, NULL,
+    train_input in = {&m, &p, t, t->gpu, &cc, &kc, &ov, false, false, NULL,
                       NULL, 0};
     train_result r;
     search_result sr;
@@ -218,7 +218,10 @@ static void bench_serve(const char *what, const char *trace, int tp,
     in.pool[1] = in.pool[0];
     in.pool[1].replicas = replicas;
     in.pool[1].first_gpu = 8;
-    serve_params_defaults(&in.p);
+    in.p = exp_serve_params_defaults();
+    static mem_overhead ov;
+    mem_overhead_defaults(&ov);
+    in.overhead = &ov;
     serve_result r;
     double t0 = now_s();
     int rc = serve_simulate(&in, &r, &e);
@@ -313,12 +316,12 @@ int main(void)
         topo_destroy(t);
     }
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 8, p.dp = 16, p.global_batch = 1536, p.seq_len = 2048;
     p.recompute = RECOMPUTE_FULL;
     bench_train("train: GPT-3 175B, 1,024 A100 (TP 8, PP 8, DP 16, 1F1B)",
                 "gpt3-175b", "dgx-a100", 128, p, 0, &cat);
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 14, p.dp = 144, p.sp = true, p.global_batch = 2016;
     p.seq_len = 8192, p.schedule = SCHED_INTERLEAVED, p.vpp = 3;
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
@@ -326,17 +329,17 @@ int main(void)
                 "llama-3.1-405b", "dgx-h100", 2016, p, 0, &cat);
     /* all 16,384: 126 layers split evenly only in 1, 2, 3, 6, 7, ...
      * stages, so context parallelism takes the other factor of two */
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.cp = 2, p.pp = 2, p.dp = 512, p.sp = true;
     p.global_batch = 2048, p.seq_len = 8192;
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
     bench_train("train: Llama-3.1 405B, 16,384 H100 (TP 8, CP 2, PP 2, DP 512)",
                 "llama-3.1-405b", "dgx-h100", 2048, p, 0, &cat);
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.global_batch = 256, p.seq_len = 8192;
     bench_train("search: Llama-3 70B, 64 H100, 256 x 8192 tokens",
                 "llama-3-70b", "dgx-h100", 8, p, 24, &cat);
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.global_batch = 1536, p.seq_len = 2048;
     bench_train("search: GPT-3 175B, 1,024 A100, 1536 x 2048 tokens",
                 "gpt3-175b", "dgx-a100", 128, p, 24, &cat);

@@ -299,7 +299,7 @@ has '"step_time_s": '
 run 0 train-config-flag-wins -- train configs/train-llama2-7b-8xh100.cfg --tp 4 --pp 1 --json
 has '"fits": true'
 run 1 train-config-typo -- train configs/train-llama2-7b-8xh100.cfg --set parallel.tpp=4
-has 'tpp: unknown key \(did you mean "tp"\?\)'
+has 'parallel.tpp: unknown key \(did you mean "parallel.tp"\?\)'
 run 0 train-timeline -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --timeline "$tmp/tl.csv"
 if [ "$(head -1 "$tmp/tl.csv")" = "stage,kind,microbatch,chunk,start_ms,end_ms" ] &&
     [ "$(wc -l <"$tmp/tl.csv")" -eq 33 ]; then ok; else bad "timeline: 2 stages x 16 ops + header"; fi
@@ -349,7 +349,7 @@ run 0 train-input-config -- train configs/train-llama3-70b-64xh100.cfg --set inp
 has '"input_bound": true'
 run 1 train-input-negative -- train configs/train-llama3-70b-64xh100.cfg --set input.workers=-1
 # an override has no line in the file: the file and the key, no line
-has 'train-llama3-70b-64xh100.cfg: workers: -1 is out of range'
+has '--set input.workers: -1 is out of range \(expected an integer 0..4096\)'
 quiet
 run 1 train-sample-ms-negative -- train configs/train-llama2-7b-8xh100.cfg --loader-workers 2 --sample-ms -1
 has '--sample-ms'
@@ -361,7 +361,7 @@ run 1 train-imbalance-config -- train configs/train-llama2-7b-8xh100.cfg --set p
 has 'moe_imbalance: 0.5 is out of range'
 quiet
 run 1 train-input-typo -- train tests/bad/train-input-typo.cfg
-has 'train-input-typo.cfg:6: worker: unknown key \(did you mean "workers"\?\)'
+has 'train-input-typo.cfg:6: input.worker: unknown key \(did you mean "input.workers"\?\)'
 quiet
 run 0 train-moe-imbalance -- train --model mixtral-8x7b --cluster dgx-h100 --dp 8 --ep 8 \
     --global-batch 8 --seq-len 4096 --zero 1 --moe-imbalance 1.5 --json
@@ -440,7 +440,7 @@ run 2 serve-no-fit -- serve --model llama-2-70b --cluster dgx-h100 --tp 1 --rate
 has 'does not fit'
 quiet
 run 1 serve-config-negative -- serve configs/serve-llama2-70b-8xh100.cfg --set serving.tp=-1
-has 'serve-llama2-70b-8xh100.cfg: tp: -1 is out of range'
+has '--set serving.tp: -1 is out of range \(expected an integer 1..4096\)'
 quiet
 run 1 serve-config-wrong-type -- serve configs/serve-llama2-70b-8xh100.cfg --set serving.policy=3
 has 'policy'
@@ -474,7 +474,7 @@ run 1 serve-trace-missing -- $SV --trace /nonexistent/t.csv
 has '/nonexistent/t.csv'
 quiet
 run 1 serve-config-typo -- serve tests/bad/serve-typo.cfg
-has 'serve-typo.cfg:6: max_num_seq: unknown key \(did you mean "max_num_seqs"\?\)'
+has 'serve-typo.cfg:6: serving.max_num_seq: unknown key \(did you mean "serving.max_num_seqs"\?\)'
 quiet
 run 1 serve-no-workload -- $SV
 has 'no workload'
@@ -483,7 +483,7 @@ run 1 serve-bad-len -- $SV --rate 1 --prompt-len uniform:9:3 --output-len 5
 has 'uniform:9:3'
 quiet
 run 1 serve-bad-policy -- $SV --rate 1 --prompt-len 5 --output-len 5 --policy fifo
-has 'expected chunked'
+has 'expected one of chunked\|prefill-first'
 quiet
 run 1 serve-tp-heads -- serve --model llama-2-7b --cluster dgx-h100 --tp 3 --rate 1 \
     --prompt-len 5 --output-len 5
@@ -562,14 +562,14 @@ run 0 sweep-rerun-skips -- $SW --vary parallel.tp=1,2 --vary nodes=1:2 --out "$t
 has 'holds 4 of 4 points; running the other 0'
 if cmp -s "$tmp/g.csv" "$tmp/g1.csv"; then ok; else bad "a rerun changed the CSV"; fi
 run 1 sweep-unknown-field -- $SW --vary parallel.tpp=1,2 --out "$tmp/u.csv"
-has 'vary parallel.tpp=1: .*tpp: unknown key \(did you mean "tp"\?\)'
+has 'vary parallel.tpp=1: unknown key \(did you mean "parallel.tp"\?\)'
 quiet
 if [ -e "$tmp/u.csv" ]; then bad "a refused sweep left its CSV"; else ok; fi
 run 1 sweep-empty-range -- $SW --vary nodes=8:1 --out "$tmp/u.csv"
 has 'nodes=8:1": empty range \(LO 8 > HI 1; expected LO <= HI\)'
 quiet
 run 1 sweep-wrong-type -- $SW --vary parallel.tp=two --out "$tmp/u.csv"
-has 'wrong type'
+has 'parallel.tp=two: "two" is not an integer \(expected an integer 1..4096\)'
 run 1 sweep-nothing -- sweep configs/train-llama2-7b-8xh100.cfg --out "$tmp/u.csv"
 has 'nothing varies'
 run 1 sweep-other-file -- $SW --vary parallel.tp=1,4 --vary nodes=1:2 --out "$tmp/g.csv"
@@ -674,7 +674,7 @@ EOF_
     corpus "calib-$file" "$B/calib-$file/gemm.tsv:$line: $key" kernel --gpu h100-sxm \
         --gemm 8x8x8 --calib "$B/calib-$file"
 done
-for f in input-typo:6:worker negative-batch:4:global_batch \
+for f in input-typo:6:input.worker negative-batch:4:parallel.global_batch \
          tp-not-dividing-heads:4:parallel.tp zero-gpus:4:nodes \
          typo-cluster:3:cluster; do
     IFS=: read -r file line key <<EOF_
@@ -705,7 +705,7 @@ case "$L" in *valgrind*) ;; *)
         --csv "$O.csv"
     rm -f "$tmp/big.csv";;
 esac
-corpus serve-typo "$B/serve-typo.cfg:6: max_num_seq" serve $B/serve-typo.cfg --csv "$O.csv"
+corpus serve-typo "$B/serve-typo.cfg:6: serving.max_num_seq" serve $B/serve-typo.cfg --csv "$O.csv"
 corpus serve-tp-not-dividing-heads "$B/serve-tp-not-dividing-heads.cfg:4: serving.tp: 3 does not divide" \
     serve $B/serve-tp-not-dividing-heads.cfg --csv "$O.csv"
 corpus compare-typo-cluster "$B/compare-typo-cluster.cfg:6: cluster: unknown topology \"dgx-h10\" \(did you mean \"dgx-h100\"\?\)" \

@@ -2,6 +2,7 @@
  * plan of 10^6 GPUs x 10^4 microbatches gets while a ready experiment
  * does not. */
 #include "decide/budget.h"
+#include "decide/exp.h"
 #include "test_util.h"
 
 /* GPT-3 175B on 1,024 A100, TP 8 x PP 8 x DP 16, 1,536 sequences: 96
@@ -12,7 +13,7 @@ static void test_step_events(void **state)
     model_spec m;
     load_model("gpt3-175b", &m);
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 8, p.dp = 16, p.global_batch = 1536, p.seq_len = 2048;
     budget_est b = {0};
     budget_train(&m, &p, false, &b);
@@ -33,7 +34,7 @@ static void test_collective_events(void **state)
     model_spec m;
     load_model("llama-2-7b", &m);
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 1, p.dp = 512, p.global_batch = 1024, p.seq_len = 4096;
     budget_est b = {0};
     budget_train(&m, &p, false, &b);
@@ -55,7 +56,7 @@ static void test_refusal(void **state)
     model_spec m;
     load_model("llama-3-70b", &m);
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     /* 2^20 GPUs, 10^4 microbatches: ran 2.9 minutes with --force */
     p.tp = 8, p.pp = 16, p.dp = 8192, p.seq_len = 4096;
     p.global_batch = 8192 * 10000;
@@ -72,7 +73,7 @@ static void test_refusal(void **state)
     assert_close(b.bytes, 131072.0 * 60 * 310, 1e-12);
 
     /* the ready Llama-3 70B experiment on 64 H100 is nowhere near */
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 4, p.dp = 2, p.global_batch = 256, p.seq_len = 8192;
     p.schedule = SCHED_INTERLEAVED, p.vpp = 5;
     budget_est r = {0};

@@ -3,11 +3,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "decide/exp.h"
 #include "test_util.h"
 
 #include "decide/econ.h"
 #include "decide/search.h"
 #include "decide/sweep.h"
+#include "report/rsweep.h"
 
 static void test_axis_forms(void **state)
 {
@@ -109,26 +111,26 @@ static void test_file_resume(void **state)
     int fd = mkstemp(path);
     close(fd);
     unlink(path);
-    sweep_file f;
-    assert_int_equal(sweep_open(&f, path, &s, &e), 0);
-    assert_int_equal(sweep_append(&f, 1, NULL, "does not fit", &e), 0);
+    rsweep_file f;
+    assert_int_equal(rsweep_open(&f, path, &s, &e), 0);
+    assert_int_equal(rsweep_append(&f, 1, NULL, "does not fit", &e), 0);
     json_t *j = result(2.0);
-    assert_int_equal(sweep_append(&f, 2, j, NULL, &e), 0);
+    assert_int_equal(rsweep_append(&f, 2, j, NULL, &e), 0);
     json_decref(j);
-    sweep_close(&f);
+    rsweep_close(&f);
     /* a killed writer's torn line */
     FILE *a = fopen(path, "a");
     fprintf(a, "0,%s,1,ok,,1.5", id);
     fclose(a);
-    assert_int_equal(sweep_open(&f, path, &s, &e), 0);
+    assert_int_equal(rsweep_open(&f, path, &s, &e), 0);
     assert_int_equal(f.ndone, 2);
     assert_false(f.done[0]);
     assert_true(f.done[1] && f.done[2]);
     j = result(1.0);
-    assert_int_equal(sweep_append(&f, 0, j, NULL, &e), 0);
+    assert_int_equal(rsweep_append(&f, 0, j, NULL, &e), 0);
     json_decref(j);
-    assert_int_equal(sweep_finish(&f, &e), 0);
-    sweep_close(&f);
+    assert_int_equal(rsweep_finish(&f, &e), 0);
+    rsweep_close(&f);
     snprintf(want, sizeof want,
              "point,sweep,parallel.tp,status,error,step_time_s,"
              "exposed_comm_s.dp,gpu\n"
@@ -140,13 +142,13 @@ static void test_file_resume(void **state)
     sweep_spec t = {0};
     assert_int_equal(sweep_add_axis(&t, "parallel.tp=1,2,8", &e), 0);
     snprintf(t.id, sizeof t.id, "%s", id);
-    assert_int_equal(sweep_open(&f, path, &t, &e), -1);
+    assert_int_equal(rsweep_open(&f, path, &t, &e), -1);
     assert_non_null(strstr(e.msg, ":4: point 2 has parallel.tp=4"));
     sweep_free(&t);
     /* ... or the same values from a changed experiment */
     assert_int_equal(sweep_add_axis(&t, "parallel.tp=1,2,4", &e), 0);
     sweep_fingerprint(&t, "model = \"n\";", 13, sets, 1);
-    assert_int_equal(sweep_open(&f, path, &t, &e), -1);
+    assert_int_equal(rsweep_open(&f, path, &t, &e), -1);
     assert_non_null(strstr(e.msg, ":2: written by another sweep"));
     sweep_free(&t);
     unlink(path);
@@ -179,11 +181,11 @@ static void test_search_guarantees(void **state)
     env v;
     env_open(&v, 1, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.global_batch = 64;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov,
-                      false, false, NULL, NULL, NULL, 0};
+                      false, false, NULL, NULL, 0};
     search_result s;
     llm_err e;
     assert_int_equal(search_train(&in, &p, 12, 1, &s, &e), 0);

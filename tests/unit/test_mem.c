@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "mem/mem.h"
+#include "decide/exp.h"
 #include "test_util.h"
 
 static mem_overhead no_overhead(void)
@@ -21,7 +22,7 @@ static void test_zero_formulas(void **state)
     load_model("megatron-7.5b", &m);
     mem_overhead o = no_overhead();
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.dp = 64;
     p.optimizer = OPT_ADAM;
     const double want[4][2] = {{16, 0}, {4, 12}, {2, 14}, {0, 16}};
@@ -50,7 +51,7 @@ static void test_optimizer_bytes(void **state)
 {
     (void)state;
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.optimizer = OPT_ADAMW;
     assert_true(mem_optimizer_bytes_per_param(&p) == 12);
     p.optimizer = OPT_SGD;
@@ -74,7 +75,7 @@ static void test_adafactor_factored(void **state)
     load_model("llama-2-7b", &m);
     mem_overhead o = no_overhead();
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.optimizer = OPT_ADAFACTOR;
     mem_result r;
     mem_train_breakdown(&m, &p, &o, &r);
@@ -95,7 +96,7 @@ static void test_korthikanti_table2(void **state)
     const double sbh = s * b * h, k = 5 * a * s / h;
     assert_true(k == 80);
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.flash_attn = false;
     p.micro_batch = 1;
     p.seq_len = 2048;
@@ -137,7 +138,7 @@ static void test_first_stage_1f1b(void **state)
     load_model("gpt3-175b", &m);
     mem_overhead o = no_overhead();
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 8, p.dp = 16, p.zero = 1, p.sp = true;
     p.recompute = RECOMPUTE_SELECTIVE;
     p.global_batch = 1536;
@@ -165,7 +166,7 @@ static void test_schedules(void **state)
     load_model("gpt3-175b", &m);
     mem_overhead o = no_overhead();
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 8, p.dp = 1, p.sp = true, p.global_batch = 64;
     p.schedule = SCHED_INTERLEAVED;
     p.vpp = 3;
@@ -193,7 +194,7 @@ static void test_inference_llama70b(void **state)
     mem_overhead o;
     mem_overhead_defaults(&o);
     plan_infer p;
-    plan_infer_defaults(&p, &m);
+    p = exp_plan_infer_defaults(&m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
     mem_result r;
     mem_infer_breakdown(&m, &p, &o, &r);
@@ -227,7 +228,7 @@ static void test_int4_weights(void **state)
     load_model("llama-2-7b", &m);
     mem_overhead o = no_overhead();
     plan_infer p;
-    plan_infer_defaults(&p, &m);
+    p = exp_plan_infer_defaults(&m);
     p.weight_dtype = DT_INT4;
     p.context = 16;
     mem_result r;
@@ -251,7 +252,7 @@ static void test_remedies_sorted(void **state)
     mem_overhead o;
     mem_overhead_defaults(&o);
     plan_infer p;
-    plan_infer_defaults(&p, &m);
+    p = exp_plan_infer_defaults(&m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
     mem_result base;
     mem_infer_breakdown(&m, &p, &o, &base);
@@ -282,7 +283,7 @@ static void test_recommend_minimal(void **state)
     mem_overhead o;
     mem_overhead_defaults(&o);
     plan_infer p;
-    plan_infer_defaults(&p, &m);
+    p = exp_plan_infer_defaults(&m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
     for (int i = 0; i < c.n; i++) {
         mem_choice ch;
@@ -304,7 +305,7 @@ static void test_recommend_minimal(void **state)
      * 40 GB A100 */
     load_model("llama-2-7b", &m);
     plan_train t;
-    plan_train_defaults(&t);
+    t = exp_plan_train_defaults();
     mem_choice ch;
     mem_recommend_train(&m, &t, &o, gpu_find(&c, "a100-sxm-40gb"), 1024, &ch);
     assert_true(ch.gpus >= 4);
@@ -325,7 +326,7 @@ static void test_lora_llama70b(void **state)
     load_model("llama-2-70b", &m);
     mem_overhead o = no_overhead();
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.seq_len = 4096;
     p.recompute = RECOMPUTE_FULL;
     mem_result full, lora;
@@ -395,7 +396,7 @@ static void test_lora_70b_fits(void **state)
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
         plan_train p;
-        plan_train_defaults(&p);
+        p = exp_plan_train_defaults();
         p.tp = plans[i].tp, p.dp = plans[i].dp, p.zero = plans[i].zero;
         p.recompute = plans[i].rc;
         p.micro_batch = 1, p.seq_len = 4096;
@@ -417,7 +418,7 @@ static void test_plan_errors(void **state)
     model_spec m;
     load_model("llama-2-70b", &m);
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     llm_err e;
     p.tp = 3;
     assert_int_equal(plan_train_check(&m, &p, &e), -1);

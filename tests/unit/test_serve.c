@@ -4,6 +4,7 @@
 
 #include "serve/infer.h"
 #include "serve/serve.h"
+#include "decide/exp.h"
 #include "test_util.h"
 #include "serve/wl.h"
 
@@ -18,7 +19,10 @@ static serve_input input(env *v, int tp, int pp, int replicas,
     in.npools = 1;
     in.pool[0] = (serve_pool){.gpu = v->t->gpu, .cost = &v->cost, .tp = tp,
                               .pp = pp, .replicas = replicas, .idle_w = 75};
-    serve_params_defaults(&in.p);
+    in.p = exp_serve_params_defaults();
+    static mem_overhead ov;
+    mem_overhead_defaults(&ov);
+    in.overhead = &ov;
     in.req = req;
     in.nreq = n;
     return in;

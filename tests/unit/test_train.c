@@ -1,13 +1,14 @@
 /* Training step: closed forms of the schedule and the event loop. */
 #include <stdlib.h>
 
+#include "decide/exp.h"
 #include "test_util.h"
 #include "train/train.h"
 
 static train_result run(env *v, const plan_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
-                      free_comm, false, NULL, NULL, NULL, 0};
+                      free_comm, false, NULL, NULL, 0};
     train_result r;
     llm_err e;
     if (train_simulate(&in, &r, &e) != 0) {
@@ -45,7 +46,7 @@ static void test_single_gpu_sum_of_ops(void **state)
      * one the plan touches) */
     v.t->ngpu = 1;
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.micro_batch = 2;
     p.global_batch = 2;
     p.seq_len = 4096;
@@ -98,7 +99,7 @@ static void test_bubble(void **state)
     env_open(&v, 1, "llama-2-7b");
     v.m.vocab = 8; /* stages of equal work */
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.pp = 4, p.dp = 2, p.zero = 0, p.micro_batch = 1, p.seq_len = 2048;
     const int m = 16;
     p.global_batch = m * p.dp;
@@ -139,7 +140,7 @@ static void test_zero3_bytes_and_determinism(void **state)
 {
     (void)state;
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.dp = 8;
     double base = train_dp_bytes(&p, 1e9, 2);
     assert_close(base, 2 * 1e9 * 2 * 7 / 8.0, 1e-12);
@@ -149,7 +150,7 @@ static void test_zero3_bytes_and_determinism(void **state)
     env v;
     env_open(&v, 2, "llama-2-7b");
     plan_train q;
-    plan_train_defaults(&q);
+    q = exp_plan_train_defaults();
     q.tp = 2, q.pp = 2, q.dp = 4, q.global_batch = 32, q.seq_len = 4096;
     train_result a = run(&v, &q, false), b = run(&v, &q, false);
     assert_true(a.step_s == b.step_s && a.mfu == b.mfu &&
@@ -168,11 +169,11 @@ static void test_full_equals_representative(void **state)
     env v;
     env_open(&v, 2, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 4, p.pp = 1, p.dp = 4, p.zero = 1, p.global_batch = 16;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, NULL, 0};
+                      false, NULL, NULL, 0};
     train_result a, b;
     llm_err e;
     assert_int_equal(train_simulate(&in, &a, &e), 0);
@@ -208,11 +209,11 @@ static void test_interference(void **state)
     env v;
     env_open(&v, 2, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 4, p.dp = 4, p.zero = 1, p.global_batch = 16, p.seq_len = 4096;
     train_result a = run(&v, &p, false);
     assert_true(a.interference.extra_s > 0 && a.interference.comm_sms >= 1);
-    p.no_overlap_grad_reduce = true; /* nothing runs beside the reduction */
+    p.overlap_grad_reduce = false; /* nothing runs beside the reduction */
     train_result b = run(&v, &p, false);
     assert_true(b.interference.extra_s == 0);
     assert_true(run(&v, &p, true).interference.extra_s == 0);
@@ -229,7 +230,7 @@ static void test_link_load(void **state)
     env v;
     env_open(&v, 1, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.pp = 2, p.dp = 4, p.zero = 1, p.global_batch = 32, p.seq_len = 2048;
     p.recompute = RECOMPUTE_FULL;
     train_result r = run(&v, &p, false);
@@ -263,7 +264,7 @@ static void test_overlap_param_gather(void **state)
     env v;
     env_open(&v, 4, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.dp = 32, p.zero = 1, p.global_batch = 64, p.seq_len = 4096;
     p.recompute = RECOMPUTE_FULL;
     p.bucket_bytes = 40e6;
@@ -291,15 +292,15 @@ static void test_input_pipeline(void **state)
     env v;
     env_open(&v, 1, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.tp = 2, p.pp = 2, p.dp = 2, p.zero = 1, p.global_batch = 32;
     p.micro_batch = 2, p.seq_len = 4096, p.recompute = RECOMPUTE_SELECTIVE;
     train_result base = run(&v, &p, false);
     train_loader l;
-    train_loader_defaults(&l);
+    l = exp_loader_defaults();
     l.workers = 2, l.sample_s = 1e-6;
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, &l, 0};
+                      false, NULL, &l, 0};
     train_result r;
     llm_err e;
     assert_int_equal(train_simulate(&in, &r, &e), 0);
@@ -325,7 +326,7 @@ static void test_moe_imbalance(void **state)
     env v;
     env_open(&v, 1, "mixtral-8x7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.dp = 8, p.ep = 8, p.zero = 1, p.global_batch = 8, p.seq_len = 4096;
     train_result a = run(&v, &p, true);
     p.moe_imbalance = 1.5;
@@ -355,7 +356,7 @@ static void test_unfused_attention(void **state)
     env v;
     env_open(&v, 1, "megatron-1.7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.dp = 8, p.global_batch = 8, p.seq_len = 2048;
     train_result fa = run(&v, &p, true);
     p.flash_attn = false;
@@ -391,7 +392,7 @@ static void test_lora_single_gpu_sum_of_ops(void **state)
     env_open(&v, 1, "llama-3-8b");
     v.t->ngpu = 1;
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.micro_batch = 2, p.global_batch = 2, p.seq_len = 4096;
     p.lora_rank = 16;
     train_result r = run(&v, &p, false);
@@ -459,7 +460,7 @@ static void test_lora_step(void **state)
     env v;
     env_open(&v, 1, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     p.dp = 8, p.micro_batch = 1, p.global_batch = 64, p.seq_len = 4096;
     train_result full = run(&v, &p, false);
     p.lora_rank = 16;
@@ -493,9 +494,9 @@ static void test_bad_plans(void **state)
     env v;
     env_open(&v, 1, "llama-2-7b");
     plan_train p;
-    plan_train_defaults(&p);
+    p = exp_plan_train_defaults();
     train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, NULL, 0};
+                      false, NULL, NULL, 0};
     train_result r;
     llm_err e;
     p.tp = 4; /* 4 GPUs on an 8-GPU node */

@@ -1,0 +1,168 @@
+/* Experiment files (configs/NAME.cfg) read through the settings table: every
+ * key of the file must be a setting of its kind (settings.c), and each
+ * value is stored with that setting's type and bounds.  The groups a file
+ * holds are the first parts of the keys (parallel, serving, workload,
+ * ...); `sweep` belongs to `llmsim sweep` (cfg_sweep.c) and is skipped. */
+#include <libconfig.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "cfg/cfg.h"
+#include "cfg/cfg_util.h"
+
+/* "file:line: KEY: unknown key (did you mean ...?)" among kind k's keys
+ * and groups. */
+static int unknown_key(cfgu *c, exp_kind k, const config_setting_t *s,
+                       const char *key)
+{
+    const char *keys[SETTINGS_MAX + 8];
+    int n = settings_keys(k, keys, SETTINGS_MAX);
+    char hint[200];
+    util_did_you_mean(hint, sizeof hint, key, keys, n);
+    return err_at(c->e, c->file, cfgu_line(s), key,
+                  "unknown key%s (expected a key of a %s experiment; `llmsim "
+                  "help %s` lists them)", hint, exp_kind_names[k],
+                  k == EXP_SERVE ? "serve" : k == EXP_COMPARE ? "compare"
+                                                              : "train");
+}
+
+/* One scalar value of the file into its setting. */
+static int put(cfgu *c, exp_kind k, void *x, exp_src *src,
+               const config_setting_t *v, const char *key)
+{
+    const setting *s = settings_by_key(k, key);
+    if (!s)
+        return unknown_key(c, k, v, key);
+    char why[1200];
+    int rc;
+    switch (config_setting_type(v)) {
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        rc = settings_put_int(s, k, x, config_setting_get_int64(v), why,
+                              sizeof why);
+        break;
+    case CONFIG_TYPE_FLOAT:
+        rc = settings_put_real(s, k, x, config_setting_get_float(v), why,
+                               sizeof why);
+        break;
+    case CONFIG_TYPE_BOOL:
+        rc = settings_put_bool(s, k, x, config_setting_get_bool(v), why,
+                               sizeof why);
+        break;
+    case CONFIG_TYPE_STRING:
+        rc = settings_put_str(s, k, x, config_setting_get_string(v), why,
+                              sizeof why);
+        break;
+    default: {
+        char expect[200];
+        settings_expect(s, expect, sizeof expect);
+        snprintf(why, sizeof why, "wrong type (expected %s)", expect);
+        rc = -1;
+    }
+    }
+    if (rc)
+        return err_at(c->e, c->file, cfgu_line(v), key, "%s", why);
+    if (src)
+        src[settings_index(s)] = (exp_src){SRC_FILE, cfgu_line(v)};
+    return 0;
+}
+
+/* Every member of group g (a group of kind k's settings). */
+static int put_group(cfgu *c, exp_kind k, void *x, exp_src *src,
+                     const config_setting_t *g, const char *name)
+{
+    int n = config_setting_length(g);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *v = config_setting_get_elem(g, (unsigned)i);
+        char key[160];
+        snprintf(key, sizeof key, "%s.%s", name, config_setting_name(v));
+        if (put(c, k, x, src, v, key))
+            return -1;
+    }
+    return 0;
+}
+
+static int walk(cfgu *c, exp_kind k, void *x, exp_src *src,
+                const config_setting_t *root, const char *const *skip,
+                int nskip)
+{
+    int n = config_setting_length(root);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *v = config_setting_get_elem(root, (unsigned)i);
+        const char *name = config_setting_name(v);
+        bool skipped = false;
+        for (int j = 0; j < nskip; j++)
+            skipped |= strcmp(name, skip[j]) == 0;
+        if (skipped)
+            continue;
+        int rc = config_setting_is_group(v) && settings_has_group(k, name)
+                     ? put_group(c, k, x, src, v, name)
+                 : config_setting_is_group(v) ? unknown_key(c, k, v, name)
+                                              : put(c, k, x, src, v, name);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* The keys and groups a file of kind k must hold. */
+static int required(cfgu *c, exp_kind k, const config_setting_t *root,
+                    const exp_src *src)
+{
+    static const struct {
+        exp_kind k;
+        const char *key, *expect;
+    } need[] = {
+        {EXP_TRAIN, "model", "a quoted string"},
+        {EXP_TRAIN, "cluster", "a quoted string"},
+        {EXP_TRAIN, "parallel", "parallel = { tp = ...; pp = ...; ... };"},
+        {EXP_SERVE, "model", "a quoted string"},
+        {EXP_SERVE, "cluster", "a quoted string"},
+        {EXP_SERVE, "serving", "serving = { tp = ...; replicas = ...; ... };"},
+        {EXP_SERVE, "workload", "workload = { trace = \"FILE.csv\"; }; or { "
+                                "rate = ...; prompt_len = ...; output_len = "
+                                "...; requests = ...; }"},
+    };
+    (void)src;
+    for (size_t i = 0; i < sizeof need / sizeof *need; i++)
+        if (need[i].k == k && !config_setting_get_member(root, need[i].key))
+            return err_at(c->e, c->file, 1, need[i].key,
+                          "missing (expected %s)", need[i].expect);
+    return 0;
+}
+
+int cfg_exp_read(const char *path, exp_kind k, void *x, exp_src *src,
+                 llm_err *e)
+{
+    static const char *const skip[] = {"sweep", "clusters"};
+    cfgu c = {path, e};
+    config_t cfg;
+    config_init(&cfg);
+    int rc = -1;
+    if (cfgu_read(&c, &cfg))
+        goto out;
+    const config_setting_t *root = config_root_setting(&cfg);
+    config_setting_t *sw;
+    if (cfgu_group(&c, root, "sweep", &sw) ||
+        walk(&c, k, x, src, root, skip, k == EXP_COMPARE ? 2 : 1) ||
+        required(&c, k, root, src))
+        goto out;
+    rc = 0;
+out:
+    config_destroy(&cfg);
+    return rc;
+}
+
+int cfg_exp_kind(const char *path, exp_kind *k, llm_err *e)
+{
+    cfgu c = {path, e};
+    config_t cfg;
+    config_init(&cfg);
+    int rc = cfgu_read(&c, &cfg);
+    if (rc == 0)
+        *k = config_setting_get_member(config_root_setting(&cfg), "serving")
+                 ? EXP_SERVE
+                 : EXP_TRAIN;
+    config_destroy(&cfg);
+    return rc;
+}

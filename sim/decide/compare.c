@@ -1,0 +1,286 @@
+#include "decide/compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/par.h"
+#include "decide/deploy.h"
+#include "decide/search.h"
+
+/* ---- a cluster's settings on an experiment ---------------------------------- */
+
+/* x with cluster c's cluster, gpus, nodes and `set` list applied (the
+ * message names the cluster and the setting). */
+static int with_cluster(exp_kind k, void *x, exp_src *src,
+                        const exp_compare_cluster *c, llm_err *e)
+{
+    char a[300], why[1400];
+    snprintf(a, sizeof a, "cluster=%s", c->cluster);
+    int rc = settings_apply(k, x, src, a, why, sizeof why);
+    if (!rc && c->gpus) {
+        snprintf(a, sizeof a, "gpus=%d", c->gpus);
+        rc = settings_apply(k, x, src, a, why, sizeof why);
+    }
+    if (!rc && c->nodes) {
+        snprintf(a, sizeof a, "nodes=%d", c->nodes);
+        rc = settings_apply(k, x, src, a, why, sizeof why);
+    }
+    for (int i = 0; !rc && i < c->nsets; i++)
+        rc = settings_apply(k, x, src, c->sets[i], why, sizeof why);
+    if (rc)
+        return err_set(e, "%s: %s", c->name, why);
+    return 0;
+}
+
+/* ---- training ---------------------------------------------------------------- */
+
+/* The plan searched, then simulated as `train` does it. */
+static int run_training(const exp_train *x0, const exp_compare_cluster *c,
+                        bool search, const exp_loader *ld,
+                        compare_outcome *o, llm_err *e)
+{
+    static exp_train x;
+    x = *x0;
+    if (with_cluster(EXP_TRAIN, &x, x.src, c, e))
+        return -1;
+    if (search) {
+        exp_train sx = x;
+        sx.microbatches = 0;
+        exp_env v;
+        search_result s;
+        if (search_train_exp(&sx, ld, 24, par_cpus(), &v, &s, e))
+            return -1;
+        exp_env_free(&v);
+        if (s.nranked == 0) {
+            search_free(&s);
+            return err_set(e, "no plan fits (%ld tried: %ld model states "
+                              "exceed memory, %ld activations)",
+                           s.enumerated, s.dropped[SEARCH_MODEL_STATES],
+                           s.dropped[SEARCH_ACTIVATIONS]);
+        }
+        const plan_train *p = &s.ranked[0].plan;
+        x.plan.tp = p->tp;
+        x.plan.pp = p->pp;
+        x.plan.dp = p->dp;
+        x.plan.cp = p->cp;
+        x.plan.ep = p->ep;
+        x.plan.sp = p->sp;
+        x.plan.micro_batch = p->micro_batch;
+        x.plan.zero = p->zero;
+        x.plan.vpp = p->vpp;
+        x.plan.recompute = p->recompute;
+        x.plan.schedule = p->schedule;
+        search_free(&s);
+    }
+    if (exp_train_run(&x, NULL, ld, &o->train, e))
+        return -1;
+    o->trained = true;
+    search_plan_name(&o->train.plan, o->train_plan, sizeof o->train_plan);
+    return 0;
+}
+
+/* ---- serving ------------------------------------------------------------------ */
+
+static int run_serving(const exp_serve *x0, const exp_compare_cluster *c,
+                       bool search, const exp_loader *ld, compare_outcome *o,
+                       llm_err *e)
+{
+    static exp_serve x;
+    x = *x0;
+    if (with_cluster(EXP_SERVE, &x, x.src, c, e))
+        return -1;
+    if (search) {
+        exp_env v;
+        deploy_result d;
+        if (deploy_search(&x, ld, c->gpus, par_cpus(), &v, &d, e))
+            return -1;
+        int rc = 0;
+        if (d.n > 0 && d.d[0].ok) {
+            o->serve = d.d[0].r;
+            o->serve_gpus = d.d[0].gpus;
+            o->served = true;
+            deploy_name(&d.d[0], o->serve_plan, sizeof o->serve_plan);
+            if (!o->has_gpu) {
+                o->gpu = *v.t->gpu;
+                o->has_gpu = true;
+            }
+        } else {
+            rc = err_set(e, "no deployment of %s fits %d GPUs", x.file,
+                         d.gpus);
+        }
+        deploy_free(&d);
+        exp_env_free(&v);
+        return rc;
+    }
+    exp_serve_out out;
+    if (exp_serve_run(&x, NULL, ld, &out, e))
+        return -1;
+    o->serve = out.r;
+    for (int k = 0; k < out.in.npools; k++)
+        o->serve_gpus += out.r.pool[k].gpus;
+    o->served = true;
+    snprintf(o->serve_plan, sizeof o->serve_plan, "as in %s", x.file);
+    if (!o->has_gpu) {
+        o->gpu = *out.env.t->gpu;
+        o->has_gpu = true;
+    }
+    exp_serve_out_free(&out);
+    return 0;
+}
+
+static void evaluate(const exp_compare *f, compare_outcome *o)
+{
+    if (!o->trained && !o->served)
+        return;
+    if (o->trained) {
+        o->gpu = *o->train.env.t->gpu;
+        o->has_gpu = true;
+    }
+    o->gpus = o->trained ? plan_train_gpus(&o->train.plan) : o->serve_gpus;
+    double price = o->has_gpu ? o->gpu.price_usd : 0;
+    econ_result tmp;
+    econ_eval(&f->econ, o->gpus, price, 0, 0, &tmp);
+    o->purchase_usd = tmp.purchase_usd;
+    if (o->trained)
+        econ_eval(&f->econ, o->gpus, price, o->train.power_w_per_gpu * o->gpus,
+                  o->train.r.tokens_per_s, &o->te);
+    if (o->served)
+        econ_eval(&f->econ, o->serve_gpus, price, o->serve.avg_power_w,
+                  o->serve.throughput_tokens_per_s, &o->se);
+}
+
+/* The winner (by tokens per dollar: training's, else serving's) and the
+ * datasheet ratio that explains it best. */
+static void verdict(const exp_compare *f, const compare_outcome *o, char *buf,
+                    size_t n)
+{
+    int best_t = -1, best_s = -1;
+    for (int i = 0; i < f->n; i++) {
+        if (o[i].trained && (best_t < 0 || o[i].te.tokens_per_usd >
+                                             o[best_t].te.tokens_per_usd))
+            best_t = i;
+        if (o[i].served && (best_s < 0 || o[i].se.tokens_per_usd >
+                                             o[best_s].se.tokens_per_usd))
+            best_s = i;
+    }
+    int w = best_t >= 0 ? best_t : best_s;
+    if (w < 0) {
+        snprintf(buf, n, "Verdict: no cluster ran the workload.");
+        return;
+    }
+    /* the runner-up the verdict is against */
+    int r = -1;
+    for (int i = 0; i < f->n; i++)
+        if (i != w && (o[i].trained || o[i].served) &&
+            (r < 0 || (best_t >= 0 ? o[i].te.tokens_per_usd
+                                   : o[i].se.tokens_per_usd) >
+                          (best_t >= 0 ? o[r].te.tokens_per_usd
+                                       : o[r].se.tokens_per_usd)))
+            r = i;
+    size_t len = (size_t)snprintf(buf, n, "Verdict: %s", f->c[w].name);
+    if (r < 0) {
+        snprintf(buf + len, n - len, " is the only cluster that runs it.");
+        return;
+    }
+    if (best_t >= 0 && o[r].trained)
+        len += (size_t)snprintf(buf + len, n - len,
+                                " gives %.2fx the training tokens per dollar "
+                                "of %s (%.2fx the speed)",
+                                o[w].te.tokens_per_usd /
+                                    o[r].te.tokens_per_usd,
+                                f->c[r].name,
+                                o[w].train.r.tokens_per_s /
+                                    o[r].train.r.tokens_per_s);
+    else if (best_t >= 0)
+        len += (size_t)snprintf(buf + len, n - len, " trains; %s cannot (%s)",
+                                f->c[r].name, o[r].error[0]);
+    if (best_s >= 0 && o[w].served && o[r].served && len < n)
+        len += (size_t)snprintf(buf + len, n - len,
+                                "%s %.2fx the serving tokens per dollar%s",
+                                best_t >= 0 ? " and" : " gives",
+                                o[w].se.tokens_per_usd /
+                                    o[r].se.tokens_per_usd,
+                                best_t >= 0 ? "" : "");
+    if (len >= n || !o[w].has_gpu || !o[r].has_gpu)
+        return;
+    /* why: per-GPU datasheet ratios x GPU counts, the largest first */
+    const gpu_spec *a = &o[w].gpu, *b = &o[r].gpu;
+    dtype d = DT_BF16;
+    const char *dn = "bf16";
+    if (o[w].trained) {
+        d = o[w].train.plan.precision;
+        dn = dtype_name(d);
+    }
+    double ga = o[w].gpus, gb = o[r].gpus;
+    double fl = ga * a->peak_flops[d] / (gb * b->peak_flops[d]);
+    double bw = ga * a->mem_bw_Bps / (gb * b->mem_bw_Bps);
+    double mem = ga * a->memory_bytes / (gb * b->memory_bytes);
+    double price = o[w].purchase_usd / fmax(o[r].purchase_usd, 1);
+    /* what carries it: training leans on FLOP/s, decoding on HBM */
+    const char *carry = best_t >= 0 ? (fl >= bw ? "tensor FLOP/s"
+                                                : "HBM bandwidth")
+                                    : (bw >= fl ? "HBM bandwidth"
+                                                : "tensor FLOP/s");
+    len += (size_t)snprintf(buf + len, n - len,
+                            ". Biggest reason: %s has %.2fx the %s tensor "
+                            "FLOP/s, %.2fx the HBM bandwidth and %.2fx the "
+                            "memory of %s at %.2fx the purchase price; the "
+                            "%s carry it.",
+                            f->c[w].name, fl, dn, bw, mem, f->c[r].name,
+                            price, carry);
+    bool fp8a = gpu_has(a, GPU_CAP_FP8), fp8b = gpu_has(b, GPU_CAP_FP8);
+    if (len < n && fp8a != fp8b)
+        snprintf(buf + len, n - len, " Only %s has FP8 tensor cores%s.",
+                 fp8a ? f->c[w].name : f->c[r].name,
+                 d == DT_FP8 ? ", and this workload uses them"
+                             : ", which this workload does not use (set "
+                               "precision = \"fp8\" to see them)");
+}
+
+/* A mistake in an experiment is everyone's: found before anything runs,
+ * with each cluster's settings applied.  What is left to fail per cluster
+ * is the hardware (no plan fits), which the table shows. */
+static int check_clusters(const exp_compare *f, const exp_train *train,
+                          const exp_serve *serve, llm_err *e)
+{
+    static exp_train tx;
+    static exp_serve sx;
+    for (int i = 0; i < f->n; i++) {
+        if (train && (tx = *train, with_cluster(EXP_TRAIN, &tx, tx.src,
+                                                &f->c[i], e)))
+            return -1;
+        if (serve && (sx = *serve, with_cluster(EXP_SERVE, &sx, sx.src,
+                                                &f->c[i], e)))
+            return -1;
+    }
+    return 0;
+}
+
+int compare_run(const exp_compare *f, const exp_train *train,
+                const exp_serve *serve, bool search, const exp_loader *ld,
+                compare_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    r->n = f->n;
+    if (check_clusters(f, train, serve, e))
+        return -1;
+    for (int i = 0; i < f->n; i++) {
+        compare_outcome *o = &r->o[i];
+        llm_err te = {{0}}, se = {{0}};
+        if (train && run_training(train, &f->c[i], search, ld, o, &te))
+            snprintf(o->error[0], sizeof o->error[0], "%s", te.msg);
+        if (serve && run_serving(serve, &f->c[i], search, ld, o, &se))
+            snprintf(o->error[1], sizeof o->error[1], "%s", se.msg);
+        evaluate(f, o);
+    }
+    verdict(f, r->o, r->verdict, sizeof r->verdict);
+    return 0;
+}
+
+void compare_free(compare_result *r)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->o[i].trained)
+            exp_train_out_free(&r->o[i].train);
+}

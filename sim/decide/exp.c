@@ -1,0 +1,414 @@
+#include "decide/exp.h"
+
+#include <string.h>
+
+#include "base/util.h"
+#include "decide/budget.h"
+
+void exp_train_defaults(exp_train *x)
+{
+    memset(x, 0, sizeof *x);
+    settings_defaults(EXP_TRAIN, x, x->src);
+}
+
+void exp_serve_defaults(exp_serve *x)
+{
+    memset(x, 0, sizeof *x);
+    settings_defaults(EXP_SERVE, x, x->src);
+}
+
+void exp_infer_defaults(exp_infer *x)
+{
+    memset(x, 0, sizeof *x);
+    settings_defaults(EXP_INFER, x, x->src);
+}
+
+void exp_compare_defaults(exp_compare *x)
+{
+    memset(x, 0, sizeof *x);
+    settings_defaults(EXP_COMPARE, x, x->src);
+}
+
+plan_train exp_plan_train_defaults(void)
+{
+    static exp_train x;
+    exp_train_defaults(&x);
+    return x.plan;
+}
+
+train_loader exp_loader_defaults(void)
+{
+    static exp_train x;
+    exp_train_defaults(&x);
+    return x.loader;
+}
+
+serve_params exp_serve_params_defaults(void)
+{
+    static exp_serve x;
+    exp_serve_defaults(&x);
+    return x.p;
+}
+
+plan_infer exp_plan_infer_defaults(const model_spec *m)
+{
+    static exp_infer x;
+    exp_infer_defaults(&x);
+    if (x.plan.context == 0)
+        x.plan.context = m->max_seq;
+    if (x.plan.weight_dtype == DT_COUNT)
+        x.plan.weight_dtype = m->weight_dtype;
+    return x.plan;
+}
+
+/* ---- blame ------------------------------------------------------------------ */
+
+void exp_blame(exp_kind k, const char *file, const exp_src *src, llm_err *e)
+{
+    char flag[64];
+    if (sscanf(e->msg, "--%62[a-z0-9A-Z-]", flag) != 1)
+        return;
+    const setting *s = settings_by_flag(k, flag);
+    if (!s || !s->at[k].key)
+        return;
+    const exp_src *w = &src[settings_index(s)];
+    if (w->how != SRC_FILE && w->how != SRC_SET)
+        return;
+    /* "--tp 3 does not ..." or "--model: unknown ...": what follows */
+    size_t n = strlen(flag);
+    const char *rest = e->msg + 2 + n + (e->msg[2 + n] == ':');
+    char m[sizeof e->msg];
+    if (w->how == SRC_SET)
+        snprintf(m, sizeof m, "--set %s:%s", s->at[k].key, rest);
+    else
+        snprintf(m, sizeof m, "%s:%d: %s:%s", file, w->line, s->at[k].key,
+                 rest);
+    err_set(e, "%s", m);
+}
+
+/* ---- the environment ---------------------------------------------------------- */
+
+/* The run's stated overheads in place of the data's (negative: the
+ * data's). */
+void exp_overhead_apply(mem_overhead *ov, const exp_overhead *x)
+{
+    if (!x)
+        return;
+    if (x->cuda_context_bytes >= 0)
+        ov->cuda_context_bytes = x->cuda_context_bytes;
+    if (x->nccl_bytes_per_group >= 0)
+        ov->nccl_bytes_per_group = x->nccl_bytes_per_group;
+    if (x->reserve_frac >= 0)
+        ov->reserve_frac = x->reserve_frac;
+}
+
+static int env_cluster(const exp_loader *ld, const char *cluster, int nodes,
+                       const topo_net *bw, const exp_overhead *ov,
+                       exp_env *env, llm_err *e)
+{
+    if (ld->cluster(ld->ctx, cluster, nodes, bw, env, e))
+        return -1;
+    exp_overhead_apply(&env->ov, ov);
+    return 0;
+}
+
+int exp_env_load(const exp_loader *ld, const char *model, const char *cluster,
+                 int nodes, const topo_net *bw, const exp_overhead *ov,
+                 exp_env *env, llm_err *e)
+{
+    memset(env, 0, sizeof *env);
+    if (ld->model(ld->ctx, model, &env->m, e) ||
+        env_cluster(ld, cluster, nodes, bw, ov, env, e)) {
+        exp_env_free(env);
+        return -1;
+    }
+    return 0;
+}
+
+void exp_env_free(exp_env *env)
+{
+    cost_calib_free(&env->cc);
+    topo_destroy(env->t);
+    env->t = NULL;
+    gpu_catalog_free(&env->cat);
+}
+
+/* ---- training ------------------------------------------------------------------ */
+
+int exp_train_fill(plan_train *p, const char *cluster, int have,
+                   int microbatches, llm_err *e)
+{
+    if (p->dp == 0) {
+        int per = p->tp * p->pp * p->cp;
+        if (have % per)
+            return err_set(e, "--dp 0 (fill the cluster): tp %d x pp %d x cp "
+                              "%d = %d does not divide %s's %d GPUs",
+                           p->tp, p->pp, p->cp, per, cluster, have);
+        p->dp = have / per;
+    }
+    if (microbatches > 0)
+        p->global_batch = p->micro_batch * p->dp * microbatches;
+    return 0;
+}
+
+static int need_names(const char *model, const char *cluster, const char *cmd,
+                      llm_err *e)
+{
+    if (!model[0] || !cluster[0])
+        return err_set(e, "--model and --cluster are required (see `llmsim "
+                          "help %s`)", cmd);
+    return 0;
+}
+
+/* The plan as it will run, and a run the simulator could not finish in
+ * reasonable time or memory refused (budget.h) before the topology is
+ * built: a million GPUs take gigabytes by themselves. */
+static int train_budget(const exp_train *x, const exp_run_opts *o,
+                        const exp_loader *ld, const model_spec *m,
+                        plan_train *p, llm_err *e)
+{
+    exp_topo_size z;
+    if (ld->topo_size(ld->ctx, x->cluster, x->nodes, &z, e))
+        return -1;
+    int ngpu = z.nodes * z.gpus_per_node;
+    int have = x->gpus > 0 && x->gpus < ngpu ? x->gpus : ngpu;
+    if (exp_train_fill(p, x->cluster, have, x->microbatches, e) ||
+        plan_train_check(m, p, e))
+        return -1;
+    budget_est b = {0};
+    budget_topology(z.nodes, z.ndev, z.nlink, &b);
+    budget_train(m, p, o->full, &b);
+    return budget_check(&b, x->file[0] ? x->file : "the plan", o->force, e);
+}
+
+/* Watts per GPU over the step, as `serve` models power (calib/power.tsv):
+ * idle, plus the dynamic range times the utilization while kernels run. */
+static double train_power_w(const train_result *r, const gpu_spec *g,
+                            double idle_w)
+{
+    double act = r->sm_efficiency < 1 ? r->sm_efficiency : 1;
+    return idle_w + (g->tdp_w - idle_w) * r->gpu_util * act;
+}
+
+int exp_train_run(const exp_train *x, const exp_run_opts *o,
+                  const exp_loader *ld, exp_train_out *out, llm_err *e)
+{
+    static const exp_run_opts none;
+    if (!o)
+        o = &none;
+    memset(out, 0, sizeof *out);
+    out->plan = x->plan;
+    exp_env *v = &out->env;
+    if (need_names(x->model, x->cluster, "train", e) ||
+        ld->model(ld->ctx, x->model, &v->m, e) ||
+        train_budget(x, o, ld, &v->m, &out->plan, e) ||
+        env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
+        goto fail;
+    train_input in = {.m = &v->m, .plan = &out->plan, .t = v->t,
+                      .gpu = v->t->gpu, .cost = &v->cc, .coll = &v->kc,
+                      .overhead = &v->ov, .full = o->full,
+                      .record = o->record ? &out->rec : NULL,
+                      .loader = &x->loader, .gpus = x->gpus};
+    if (train_simulate(&in, &out->r, e))
+        goto fail;
+    out->power_w_per_gpu = train_power_w(&out->r, v->t->gpu, v->idle_w);
+    return 0;
+fail:
+    exp_blame(EXP_TRAIN, x->file, x->src, e);
+    exp_train_out_free(out);
+    return -1;
+}
+
+void exp_train_out_free(exp_train_out *out)
+{
+    train_record_free(&out->rec);
+    exp_env_free(&out->env);
+}
+
+/* ---- serving --------------------------------------------------------------------- */
+
+/* The simulator's cost of the run so far (its cluster, and `requests`
+ * requests) against the budget (budget.h).  Drawn requests are counted
+ * before they are drawn; a trace's after it is read. */
+static int serve_budget(const exp_serve *x, const exp_run_opts *o,
+                        const exp_loader *ld, budget_est *b, double requests,
+                        llm_err *e)
+{
+    if (b->gpus == 0) {
+        exp_topo_size z;
+        if (ld->topo_size(ld->ctx, x->cluster, x->nodes, &z, e))
+            return -1;
+        b->gpus = (double)z.nodes * z.gpus_per_node;
+        budget_topology(z.nodes, z.ndev, z.nlink, b);
+    }
+    budget_serve(requests, b);
+    const char *what = x->file[0]    ? x->file
+                       : x->trace[0] ? x->trace
+                                     : "--requests";
+    return budget_check(b, what, o->force, e);
+}
+
+/* Pools: one colocated pool, or prefill replicas on the first GPUs and
+ * decode replicas after them. */
+static int serve_pools(const exp_serve *x, const topo *t, serve_input *in,
+                       llm_err *e)
+{
+    int gpus = x->gpus > 0 ? x->gpus : t->ngpu;
+    if (gpus > t->ngpu)
+        return err_set(e, "--gpus %d: %s has %d GPUs (add nodes with "
+                       "--nodes)", gpus, t->name, t->ngpu);
+    if ((x->prefill_replicas > 0) != (x->decode_replicas > 0))
+        return err_set(e, "--prefill-replicas and --decode-replicas go "
+                          "together (a disaggregated deployment needs both)");
+    if (x->prefill_replicas > 0) {
+        in->npools = 2;
+        in->pool[0] = (serve_pool){.tp = x->prefill_tp ? x->prefill_tp : x->tp,
+                                   .pp = x->prefill_pp ? x->prefill_pp : x->pp,
+                                   .replicas = x->prefill_replicas};
+        in->pool[1] = (serve_pool){.tp = x->decode_tp ? x->decode_tp : x->tp,
+                                   .pp = x->decode_pp ? x->decode_pp : x->pp,
+                                   .replicas = x->decode_replicas};
+        in->pool[1].first_gpu = in->pool[0].tp * in->pool[0].pp *
+                                in->pool[0].replicas;
+    } else {
+        in->npools = 1;
+        int per = x->tp * x->pp;
+        in->pool[0] = (serve_pool){.tp = x->tp, .pp = x->pp,
+                                   .replicas = x->replicas > 0 ? x->replicas
+                                                               : gpus / per};
+        if (in->pool[0].replicas < 1)
+            return err_set(e, "TP %d x PP %d needs %d GPUs; %d are given",
+                           x->tp, x->pp, per, gpus);
+    }
+    const serve_pool *last = &in->pool[in->npools - 1];
+    int need = last->first_gpu + last->tp * last->pp * last->replicas;
+    if (need > gpus)
+        return err_set(e, "the replicas need %d GPUs; %d are given%s", need,
+                       gpus, x->gpus ? " (--gpus)" : "");
+    return 0;
+}
+
+static int serve_workload(const exp_serve *x, const exp_loader *ld,
+                          const model_spec *m, wl_request **req, int *n,
+                          llm_err *e)
+{
+    if (x->trace[0]) {
+        char path[1100];
+        ld->path(ld->ctx, x->trace, path, sizeof path);
+        return wl_read_trace(path, x->rate_scale, x->requests, req, n, e);
+    }
+    if (!x->prompt_len[0] || !x->output_len[0])
+        return err_set(e, "no workload: give --trace FILE.csv, or --rate R "
+                          "--prompt-len L --output-len L (see `llmsim help "
+                          "serve`)");
+    wl_spec s = {.arrival = (wl_arrival_kind)x->arrival,
+                 .rate_per_s = x->rate, .cv = x->cv, .burst_size = x->burst,
+                 .requests = x->requests > 0 ? x->requests : 1000,
+                 .seed = (unsigned long)x->seed};
+    if (s.arrival != WL_OFFLINE && x->rate <= 0)
+        return err_set(e, "--rate: missing (expected requests per second > "
+                          "0, or --arrival offline)");
+    char pl[1100], ol[1100];
+    snprintf(pl, sizeof pl, "%s", x->prompt_len);
+    snprintf(ol, sizeof ol, "%s", x->output_len);
+    if (strncmp(pl, "empirical:", 10) == 0)
+        ld->path(ld->ctx, x->prompt_len + 10, pl + 10, sizeof pl - 10);
+    if (strncmp(ol, "empirical:", 10) == 0)
+        ld->path(ld->ctx, x->output_len + 10, ol + 10, sizeof ol - 10);
+    if (wl_len_parse("--prompt-len", pl, 0, &s.prompt, e))
+        return -1;
+    if (wl_len_parse("--output-len", ol, 1, &s.output, e)) {
+        wl_len_free(&s.prompt);
+        return -1;
+    }
+    s.prompt.max_tokens = m->max_seq;
+    s.output.max_tokens = m->max_seq;
+    int rc = wl_generate(&s, req, n, e);
+    wl_len_free(&s.prompt);
+    wl_len_free(&s.output);
+    return rc;
+}
+
+/* The pools' GPU, cost tables and idle power; the model's dtype when none
+ * is asked for. */
+static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
+{
+    in->p = x->p;
+    if (in->p.weight_dt == DT_COUNT)
+        in->p.weight_dt = v->m.weight_dtype == DT_BF16 ? DT_BF16 : DT_FP16;
+    for (int k = 0; k < in->npools; k++) {
+        in->pool[k].gpu = v->t->gpu;
+        in->pool[k].cost = &v->cc;
+        in->pool[k].idle_w = v->idle_w;
+    }
+    in->m = &v->m;
+    in->t = v->t;
+    in->coll = &v->kc;
+    in->overhead = &v->ov;
+}
+
+static void serve_source(const exp_serve *x, char *buf, size_t len)
+{
+    if (x->trace[0])
+        snprintf(buf, len, "%s%s", x->trace,
+                 x->rate_scale != 1 ? " (rate scaled)" : "");
+    else
+        snprintf(buf, len, "%s arrivals", wl_arrival_names[x->arrival]);
+}
+
+int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
+                  const exp_loader *ld, exp_serve_out *out, llm_err *e)
+{
+    static const exp_run_opts none;
+    if (!o)
+        o = &none;
+    memset(out, 0, sizeof *out);
+    exp_env *v = &out->env;
+    serve_input *in = &out->in;
+    wl_request *req = NULL;
+    int nreq = 0, rc = -1;
+    budget_est b = {0};
+    double drawn = x->trace[0] ? 0 : x->requests > 0 ? x->requests : 1000;
+    if (need_names(x->model, x->cluster, "serve", e) ||
+        ld->model(ld->ctx, x->model, &v->m, e) ||
+        serve_budget(x, o, ld, &b, drawn, e) ||
+        env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e) ||
+        serve_pools(x, v->t, in, e))
+        goto fail;
+    serve_setup(x, v, in);
+    if (serve_workload(x, ld, &v->m, &req, &nreq, e) ||
+        (x->trace[0] && serve_budget(x, o, ld, &b, nreq, e)))
+        goto fail;
+    in->req = req;
+    in->nreq = nreq;
+    in->events = o->events;
+    if (o->per_request &&
+        !(in->out = out->per_request =
+              malloc(sizeof *out->per_request * (size_t)(nreq ? nreq : 1)))) {
+        err_set(e, "out of memory");
+        goto fail;
+    }
+    if (serve_simulate(in, &out->r, e)) {
+        if (strstr(e->msg, "does not fit"))
+            rc = EXP_NO_FIT;
+        goto fail;
+    }
+    wl_summarize(req, nreq, &out->ws);
+    serve_source(x, out->source, sizeof out->source);
+    return 0;
+fail:
+    if (rc != EXP_NO_FIT)
+        exp_blame(EXP_SERVE, x->file, x->src, e);
+    in->req = req;
+    exp_serve_out_free(out);
+    return rc;
+}
+
+void exp_serve_out_free(exp_serve_out *out)
+{
+    free((void *)out->in.req);
+    out->in.req = NULL;
+    free(out->per_request);
+    out->per_request = NULL;
+    exp_env_free(&out->env);
+}

@@ -1,0 +1,257 @@
+#include "report/rcompare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "report/rjson.h"
+#include "report/rtrain.h"
+
+static void row(FILE *fp, const exp_compare *f, const char *label,
+                const char *fmt, const double *v)
+{
+    fprintf(fp, "  %-34s", label);
+    for (int i = 0; i < f->n; i++) {
+        char cell[64];
+        if (isnan(v[i]))
+            snprintf(cell, sizeof cell, "-");
+        else
+            snprintf(cell, sizeof cell, fmt, v[i]);
+        fprintf(fp, " %20s", cell);
+    }
+    fprintf(fp, "\n");
+}
+
+void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
+{
+    const compare_outcome *o = res->o;
+    const char *verdict_text = res->verdict;
+    fprintf(fp, "%s\n\n  %-34s", f->description[0] ? f->description : "Comparison", "");
+    for (int i = 0; i < f->n; i++)
+        fprintf(fp, " %20s", f->c[i].name);
+    fprintf(fp, "\n");
+    double v[EXP_COMPARE_MAX];
+#define ROW(label, fmt, expr)                                                \
+    do {                                                                     \
+        for (int i_ = 0; i_ < f->n; i_++) {                                  \
+            const compare_outcome *x = &o[i_];                                       \
+            v[i_] = (expr);                                                  \
+        }                                                                    \
+        row(fp, f, label, fmt, v);                                               \
+    } while (0)
+    ROW("GPUs", "%.0f", x->gpus ? x->gpus : NAN);
+    ROW("purchase (GPUs + servers), $", "%.0f", x->purchase_usd);
+    ROW("TDP, all GPUs, W", "%.0f", x->has_gpu ? x->gpus * x->gpu.tdp_w : NAN);
+    if (f->training[0]) {
+        fprintf(fp, "\n  training: %s\n", f->training);
+        for (int i = 0; i < f->n; i++)
+            fprintf(fp, "    %-20s %s\n", f->c[i].name,
+                   o[i].trained ? o[i].train_plan : o[i].error[0]);
+        ROW("step time, s", "%.3f",
+            x->trained ? x->train.r.step_s : NAN);
+        ROW("tokens/s", "%.0f", x->trained ? x->train.r.tokens_per_s : NAN);
+        ROW("MFU", "%.3f", x->trained ? x->train.r.mfu : NAN);
+        ROW("memory peak, GiB", "%.1f",
+            x->trained ? x->train.r.memory_peak_bytes / GiB : NAN);
+        ROW("memory headroom, GiB", "%.1f",
+            x->trained ? (x->train.env.t->gpu->memory_bytes -
+                          x->train.r.memory_peak_bytes) / GiB
+                       : NAN);
+        ROW("modelled power, W", "%.0f", x->trained ? x->te.power_w : NAN);
+        ROW("energy per M tokens, kWh", "%.3f",
+            x->trained ? x->te.energy_j_per_mtok / 3.6e6 : NAN);
+        ROW("cost per hour, $", "%.2f", x->trained ? x->te.usd_per_h : NAN);
+        ROW("tokens per $", "%.0f", x->trained ? x->te.tokens_per_usd : NAN);
+        char lab[64];
+        snprintf(lab, sizeof lab, "time to train %.3g tokens, h",
+                 f->train_tokens);
+        ROW(lab, "%.1f",
+            x->trained ? f->train_tokens / x->train.r.tokens_per_s / 3600
+                       : NAN);
+        snprintf(lab, sizeof lab, "cost to train %.3g tokens, $",
+                 f->train_tokens);
+        ROW(lab, "%.0f",
+            x->trained ? f->train_tokens / x->train.r.tokens_per_s / 3600 *
+                             x->te.usd_per_h
+                       : NAN);
+    }
+    if (f->serving[0]) {
+        fprintf(fp, "\n  serving: %s\n", f->serving);
+        for (int i = 0; i < f->n; i++)
+            fprintf(fp, "    %-20s %s\n", f->c[i].name,
+                   o[i].served ? o[i].serve_plan : o[i].error[1]);
+        ROW("output tokens/s", "%.0f",
+            x->served ? x->serve.throughput_tokens_per_s : NAN);
+        ROW("goodput, requests/s in SLO", "%.2f",
+            x->served ? x->serve.goodput_requests_per_s : NAN);
+        ROW("p90 TTFT, ms", "%.0f",
+            x->served ? 1e3 * x->serve.ttft.p90 : NAN);
+        ROW("p90 TPOT, ms", "%.1f",
+            x->served ? 1e3 * x->serve.tpot.p90 : NAN);
+        ROW("modelled power, W", "%.0f", x->served ? x->se.power_w : NAN);
+        ROW("energy per M tokens, kWh", "%.3f",
+            x->served ? x->se.energy_j_per_mtok / 3.6e6 : NAN);
+        ROW("$ per M output tokens", "%.3f", x->served ? x->se.usd_per_mtok : NAN);
+        ROW("tokens per $", "%.0f", x->served ? x->se.tokens_per_usd : NAN);
+    }
+#undef ROW
+    fprintf(fp, "\n  economics: %.3g-year amortization, $%.3g/kWh, PUE %.2f, "
+           "server $%.0f per GPU\n\n%s\n",
+           f->econ.amortization_years, f->econ.usd_per_kwh, f->econ.pue,
+           f->econ.server_usd_per_gpu, verdict_text);
+}
+
+static json_t *econ_json(const econ_result *r)
+{
+    json_t *j = json_object();
+    json_object_set_new(j, "power_w", json_real(r->power_w));
+    json_object_set_new(j, "usd_per_hour", json_real(r->usd_per_h));
+    json_object_set_new(j, "tokens_per_usd", json_real(r->tokens_per_usd));
+    json_object_set_new(j, "usd_per_mtok", json_real(r->usd_per_mtok));
+    json_object_set_new(j, "energy_j_per_mtok",
+                        json_real(r->energy_j_per_mtok));
+    return j;
+}
+
+json_t *rcompare_json(const exp_compare *f, const compare_result *res)
+{
+    const compare_outcome *o = res->o;
+    const char *verdict_text = res->verdict;
+    json_t *a = json_array();
+    for (int i = 0; i < f->n; i++) {
+        json_t *c = json_object();
+        json_object_set_new(c, "name", json_string(f->c[i].name));
+        json_object_set_new(c, "gpu", json_string(o[i].has_gpu ? o[i].gpu.name
+                                                                : ""));
+        json_object_set_new(c, "gpus", json_integer(o[i].gpus));
+        json_object_set_new(c, "purchase_usd", json_real(o[i].purchase_usd));
+        json_object_set_new(c, "tdp_w", json_real(
+            o[i].has_gpu ? o[i].gpus * o[i].gpu.tdp_w : 0));
+        if (o[i].trained) {
+            json_t *t = rtrain_json(&o[i].train);
+            json_object_set_new(t, "plan_name", json_string(o[i].train_plan));
+            json_object_set_new(t, "economics", econ_json(&o[i].te));
+            json_object_set_new(t, "train_hours", json_real(
+                f->train_tokens / o[i].train.r.tokens_per_s / 3600));
+            json_object_set_new(c, "training", t);
+        } else if (f->training[0]) {
+            json_object_set_new(c, "training_error",
+                                json_string(o[i].error[0]));
+        }
+        if (o[i].served) {
+            json_t *s = json_object();
+            json_object_set_new(s, "deployment", json_string(o[i].serve_plan));
+            const serve_result *r = &o[i].serve;
+            json_object_set_new(s, "throughput_tokens_per_s",
+                                json_real(r->throughput_tokens_per_s));
+            json_object_set_new(s, "goodput_requests_per_s",
+                                json_real(r->goodput_requests_per_s));
+            json_object_set_new(s, "slo_attainment",
+                                json_real(r->slo_attainment));
+            json_object_set_new(s, "avg_power_w", json_real(r->avg_power_w));
+            json_object_set_new(s, "ttft_p90_s", json_real(r->ttft.p90));
+            json_object_set_new(s, "tpot_p90_s", json_real(r->tpot.p90));
+            json_object_set_new(s, "economics", econ_json(&o[i].se));
+            json_object_set_new(c, "serving", s);
+        } else if (f->serving[0]) {
+            json_object_set_new(c, "serving_error", json_string(o[i].error[1]));
+        }
+        json_array_append_new(a, c);
+    }
+    json_t *j = json_object();
+    json_object_set_new(j, "clusters", a);
+    json_object_set_new(j, "verdict", json_string(verdict_text));
+    return j;
+}
+
+/* Bars relative to the first cluster, through gnuplot, into png. */
+int rcompare_png(const char *png, const exp_compare *f,
+                 const compare_result *res, llm_err *e)
+{
+    const compare_outcome *o = res->o;
+    util_outfile out;
+    if (util_out_open(&out, png, e))
+        return -1;
+    fclose(out.fp);
+    out.fp = NULL;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "gnuplot > /dev/null");
+    FILE *g = popen(cmd, "w");
+    if (!g) {
+        remove(out.tmp);
+        return err_set(e, "--png: cannot run gnuplot (install gnuplot-nox)");
+    }
+    if (util_ends_with(png, ".svg"))
+        fprintf(g, "set terminal svg size 1100,560 font 'sans,11'\n");
+    else
+        fprintf(g, "set terminal pngcairo size 1100,560 font 'sans,11'\n");
+    fprintf(g, "set output '%s'\n", out.tmp);
+    fprintf(g, "set title \"%s\"\nset style data histograms\n"
+               "set style histogram clustered gap 1\nset style fill solid 0.85 "
+               "border -1\nset boxwidth 0.9\nset grid ytics\nset key top left\n"
+               "set ylabel 'relative to %s (higher is better)'\n"
+               "set yrange [0:*]\nset xtics noenhanced\nset datafile "
+               "separator '\\t'\n",
+            f->description[0] ? f->description : "comparison", f->c[0].name);
+    fprintf(g, "$d << EOD\nmetric");
+    for (int i = 0; i < f->n; i++)
+        fprintf(g, "\t%s", f->c[i].name);
+    fprintf(g, "\n");
+    struct {
+        const char *name;
+        int kind; /* 0 train, 1 serve */
+        double (*get)(const compare_outcome *);
+    } m[] = {
+        {"train tokens/s", 0, NULL},  {"train tokens/$", 0, NULL},
+        {"train tokens/J", 0, NULL}, {"serve goodput", 1, NULL},
+        {"serve tokens/$", 1, NULL}, {"serve tokens/J", 1, NULL},
+    };
+    int rows = 0;
+    for (int k = 0; k < 6; k++) {
+        double v[EXP_COMPARE_MAX];
+        int ran = 0;
+        for (int i = 0; i < f->n; i++) {
+            const compare_outcome *x = &o[i];
+            v[i] = 0; /* could not run: a bar of 0 */
+            if (!(m[k].kind ? x->served : x->trained))
+                continue;
+            ran++;
+            switch (k) {
+            case 0: v[i] = x->train.r.tokens_per_s; break;
+            case 1: v[i] = x->te.tokens_per_usd; break;
+            case 2: v[i] = 1 / fmax(x->te.energy_j_per_mtok, 1e-30); break;
+            case 3: v[i] = x->serve.goodput_requests_per_s; break;
+            case 4: v[i] = x->se.tokens_per_usd; break;
+            default: v[i] = 1 / fmax(x->se.energy_j_per_mtok, 1e-30); break;
+            }
+        }
+        if (ran == 0 || v[0] <= 0)
+            continue; /* nothing to compare, or nothing to compare to */
+        rows++;
+        fprintf(g, "%s", m[k].name);
+        for (int i = 0; i < f->n; i++)
+            fprintf(g, "\t%.4f", v[i] / v[0]);
+        fprintf(g, "\n");
+    }
+    if (rows == 0)
+        fprintf(g, "nothing\t1\nEOD\nset label 1 '%s could not run "
+                   "the workload' at graph 0.5, 0.5 center\nunset key\n"
+                   "plot $d using 2:xtic(1) with points notitle\n",
+                f->c[0].name);
+    else
+        fprintf(g, "EOD\nplot for [c=2:%d] $d using c:xtic(1) title "
+                   "columnheader(c)\n", f->n + 1);
+    int rc = pclose(g);
+    if (rc != 0) {
+        remove(out.tmp);
+        return err_set(e, "--png %s: gnuplot failed (exit %d; is gnuplot "
+                          "with the pngcairo terminal installed?)", png, rc);
+    }
+    if (rename(out.tmp, png) != 0) {
+        remove(out.tmp);
+        return err_set(e, "--png %s: cannot rename into place", png);
+    }
+    return 0;
+}
+

@@ -1,0 +1,52 @@
+#include "report/rjson.h"
+
+#include <math.h>
+
+void rjson_print(FILE *fp, json_t *j)
+{
+    json_dumpf(j, fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                          JSON_REAL_PRECISION(10));
+    fputc('\n', fp);
+    json_decref(j);
+}
+
+json_t *rjson_bytes(double bytes)
+{
+    return json_integer((json_int_t)llround(bytes));
+}
+
+json_t *rjson_link(const topo *t, int link, double bytes, double utilization)
+{
+    const topo_link *L = &t->link[link];
+    json_t *o = json_object();
+    json_object_set_new(o, "src", json_string(t->dev[L->src].name));
+    json_object_set_new(o, "dst", json_string(t->dev[L->dst].name));
+    json_object_set_new(o, "kind", json_string(topo_link_kind_name(L->kind)));
+    json_object_set_new(o, "bytes", json_real(bytes));
+    json_object_set_new(o, "utilization", json_real(utilization));
+    return o;
+}
+
+json_t *rjson_plan(const plan_train *p)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "tp", json_integer(p->tp));
+    json_object_set_new(o, "pp", json_integer(p->pp));
+    json_object_set_new(o, "dp", json_integer(p->dp));
+    json_object_set_new(o, "cp", json_integer(p->cp));
+    json_object_set_new(o, "ep", json_integer(p->ep));
+    json_object_set_new(o, "sp", json_boolean(p->sp));
+    json_object_set_new(o, "micro_batch", json_integer(p->micro_batch));
+    json_object_set_new(o, "global_batch", json_integer(p->global_batch));
+    json_object_set_new(o, "seq_len", json_integer(p->seq_len));
+    json_object_set_new(o, "zero", json_integer(p->zero));
+    json_object_set_new(o, "recompute",
+                        json_string(plan_recompute_names[p->recompute]));
+    json_object_set_new(o, "schedule",
+                        json_string(plan_schedule_names[p->schedule]));
+    json_object_set_new(o, "vpp", json_integer(p->vpp));
+    json_object_set_new(o, "precision", json_string(dtype_name(p->precision)));
+    if (p->lora_rank > 0)
+        json_object_set_new(o, "lora_rank", json_integer(p->lora_rank));
+    return o;
+}

@@ -1,0 +1,22 @@
+/* rjson — JSON pieces every report shares (jansson), and printing a JSON
+ * document. */
+#ifndef LLMSIM_RJSON_H
+#define LLMSIM_RJSON_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "hw/topo.h"
+#include "model/plan.h"
+
+/* Dumps j (stolen) to fp, indented, keys in insertion order, reals with
+ * 10 significant digits, and a newline. */
+void rjson_print(FILE *fp, json_t *j);
+/* A byte count as an integer. */
+json_t *rjson_bytes(double bytes);
+/* {src, dst, kind, bytes, utilization} of one link of t. */
+json_t *rjson_link(const topo *t, int link, double bytes, double utilization);
+/* {tp, pp, dp, cp, ep, sp, micro_batch, ..., precision} of a plan. */
+json_t *rjson_plan(const plan_train *p);
+
+#endif

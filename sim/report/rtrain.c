@@ -1,0 +1,317 @@
+#include "report/rtrain.h"
+
+#include <string.h>
+
+#include "base/util.h"
+#include "report/rjson.h"
+
+void rtrain_text(FILE *fp, const exp_train_out *o)
+{
+    const model_spec *m = &o->env.m;
+    const topo *t = o->env.t;
+    const plan_train *p = &o->plan;
+    const train_result *r = &o->r;
+    fprintf(fp, "%s on %s (%d of %d GPUs, %s): tp %d, pp %d, dp %d, cp %d, ep %d%s\n",
+           m->display, t->name, plan_train_gpus(p), t->ngpu,
+           t->gpu ? t->gpu->name : "?", p->tp, p->pp, p->dp, p->cp, p->ep,
+           p->sp ? ", sequence parallel" : "");
+    char lora[32] = "";
+    if (p->lora_rank > 0)
+        snprintf(lora, sizeof lora, "; LoRA rank %d", p->lora_rank);
+    fprintf(fp, "micro-batch %d x %d microbatches x dp %d = %d sequences of %d "
+           "tokens; %s%s; recompute %s; ZeRO-%d; %s%s\n\n",
+           p->micro_batch, r->microbatches, p->dp,
+           p->micro_batch * r->microbatches * p->dp, p->seq_len,
+           plan_schedule_names[p->schedule],
+           p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
+           plan_recompute_names[p->recompute], p->zero,
+           dtype_name(p->precision), lora);
+    fprintf(fp, "  step time          %10.3f s   (stage 0: forward %.2f ms, "
+           "backward %.2f ms per microbatch)\n",
+           r->step_s, r->fwd_s * 1e3, r->bwd_s * 1e3);
+    fprintf(fp, "  throughput         %10.0f tokens/s, %.2f samples/s\n",
+           r->tokens_per_s, r->samples_per_s);
+    fprintf(fp, "  model TFLOP/s/GPU  %10.1f   MFU %.1f%%\n",
+           r->model_tflops_per_gpu, 100 * r->mfu);
+    fprintf(fp, "  hardware TFLOP/s   %10.1f   (with recompute)\n",
+           r->hw_tflops_per_gpu);
+    fprintf(fp, "  pipeline bubble    %10.1f%%\n", 100 * r->bubble_fraction);
+    fprintf(fp, "  exposed comm (s)   ");
+    for (int k = 0; k < COMM_KINDS; k++)
+        fprintf(fp, " %s %.3f", train_comm_names[k], r->exposed_comm_s[k]);
+    fprintf(fp, "\n  GPU-Util           %10.1f%%  (SM efficiency %.1f%% of peak "
+           "while busy)\n",
+           100 * r->gpu_util, 100 * r->sm_efficiency);
+    if (r->loader_need_s > 0) {
+        if (r->input_bound)
+            fprintf(fp, "  input pipeline     INPUT-BOUND: the step waits %.3f s "
+                   "(%.1f%%) for data; loading a step's microbatches takes "
+                   "%.3f s of the workers\n",
+                   r->input_wait_s, 100 * r->input_wait_s / r->step_s,
+                   r->loader_need_s);
+        else
+            fprintf(fp, "  input pipeline     keeps up: the workers need %.3f s "
+                   "per step (%.0f%% of it)\n",
+                   r->loader_need_s, 100 * r->loader_need_s / r->step_s);
+    }
+    const train_interference *f = &r->interference;
+    if (f->extra_s > 0)
+        fprintf(fp, "  overlap slowdown   %10.2f ms  (gradient reduction holds %d "
+               "SMs and %.0f%% of HBM: overlapped compute %.1f%% slower)\n",
+               f->extra_s * 1e3, f->comm_sms, 100 * f->hbm_frac,
+               100 * f->slowdown);
+    if (r->ntop_links > 0)
+        fprintf(fp, "  busiest links      (bytes of the step / (achievable bandwidth "
+               "x step time))\n");
+    for (int i = 0; i < r->ntop_links; i++) {
+        const train_link_use *u = &r->top_links[i];
+        const topo_link *L = &t->link[u->link];
+        fprintf(fp, "    %-12s -> %-12s %-8s %5.1f%%  %9.1f GB:",
+               t->dev[L->src].name, t->dev[L->dst].name,
+               topo_link_kind_name(L->kind), 100 * u->utilization,
+               u->bytes / 1e9);
+        for (int k = 0; k < COMM_KINDS; k++)
+            if (u->bytes_by_kind[k] > 0)
+                fprintf(fp, " %s %.0f%%", train_comm_names[k],
+                       100 * u->bytes_by_kind[k] / u->bytes);
+        fprintf(fp, "\n");
+    }
+    fprintf(fp, "  memory peak        %10.2f GiB per GPU on stage %d (of %.1f)%s\n",
+           r->memory_peak_bytes / GiB, r->memory.stage,
+           t->gpu ? t->gpu->memory_bytes / GiB : 0,
+           t->gpu && r->memory_peak_bytes > t->gpu->memory_bytes
+               ? "  DOES NOT FIT: see `llmsim memory --train` for remedies"
+               : "");
+    const mem_result *mr = &r->memory;
+    fprintf(fp, "                     weights %.2f, gradients %.2f, optimizer %.2f, "
+           "activations %.2f, overheads %.2f GiB\n",
+           mr->weights / GiB, mr->gradients / GiB, mr->optimizer / GiB,
+           mr->activations / GiB, mr->overhead / GiB);
+    int v = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1;
+    double per_chunk = (double)m->layers / p->pp / v;
+    fprintf(fp, "                     at %.3f s, holding %d microbatch%s "
+           "activations (as the schedule ran; `llmsim memory` counts %.0f)\n",
+           r->memory_peak_at_s, r->chunks_held,
+           v > 1 ? "-chunks'" : "es'",
+           r->memory.act_layers_held / per_chunk);
+}
+
+json_t *rtrain_json(const exp_train_out *o)
+{
+    const train_result *r = &o->r;
+    const topo *t = o->env.t;
+    const plan_train *p = &o->plan;
+    json_t *j = json_object();
+    int gpus = plan_train_gpus(p);
+    json_object_set_new(j, "gpu", json_string(t->gpu ? t->gpu->name : "?"));
+    json_object_set_new(j, "gpus", json_integer(gpus));
+    json_object_set_new(j, "gpu_memory_bytes",
+                        rjson_bytes(t->gpu ? t->gpu->memory_bytes : 0));
+    json_object_set_new(j, "plan", rjson_plan(p));
+    json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
+                                                              t->gpu->memory_bytes));
+    json_object_set_new(j, "step_time_s", json_real(r->step_s));
+    json_object_set_new(j, "tokens_per_s", json_real(r->tokens_per_s));
+    json_object_set_new(j, "samples_per_s", json_real(r->samples_per_s));
+    json_object_set_new(j, "model_tflops_per_gpu",
+                        json_real(r->model_tflops_per_gpu));
+    json_object_set_new(j, "hw_tflops_per_gpu", json_real(r->hw_tflops_per_gpu));
+    json_object_set_new(j, "mfu", json_real(r->mfu));
+    json_object_set_new(j, "memory_peak_bytes",
+                        rjson_bytes(r->memory_peak_bytes));
+    json_t *mb = json_object();
+    json_object_set_new(mb, "weights", rjson_bytes(r->memory.weights));
+    json_object_set_new(mb, "gradients", rjson_bytes(r->memory.gradients));
+    json_object_set_new(mb, "optimizer", rjson_bytes(r->memory.optimizer));
+    json_object_set_new(mb, "activations",
+                        rjson_bytes(r->memory.activations));
+    json_object_set_new(mb, "overhead", rjson_bytes(r->memory.overhead));
+    json_object_set_new(mb, "stage", json_integer(r->memory.stage));
+    json_object_set_new(j, "memory_breakdown_bytes", mb);
+    json_object_set_new(j, "memory_peak_at_s", json_real(r->memory_peak_at_s));
+    json_object_set_new(j, "activation_chunks_held", json_integer(r->chunks_held));
+    json_object_set_new(j, "bubble_fraction", json_real(r->bubble_fraction));
+    json_object_set_new(j, "gpu_util", json_real(r->gpu_util));
+    json_object_set_new(j, "sm_efficiency", json_real(r->sm_efficiency));
+    json_t *x = json_object();
+    for (int k = 0; k < COMM_KINDS; k++)
+        json_object_set_new(x, train_comm_names[k],
+                            json_real(r->exposed_comm_s[k]));
+    json_object_set_new(j, "exposed_comm_s", x);
+    json_t *f = json_object();
+    json_object_set_new(f, "extra_s", json_real(r->interference.extra_s));
+    json_object_set_new(f, "comm_sms", json_integer(r->interference.comm_sms));
+    json_object_set_new(f, "hbm_fraction", json_real(r->interference.hbm_frac));
+    json_object_set_new(f, "slowdown", json_real(r->interference.slowdown));
+    json_object_set_new(j, "interference", f);
+    json_t *links = json_array();
+    for (int i = 0; i < r->ntop_links; i++) {
+        const train_link_use *u = &r->top_links[i];
+        json_t *l = rjson_link(t, u->link, u->bytes, u->utilization);
+        json_t *by = json_object();
+        for (int k = 0; k < COMM_KINDS; k++)
+            json_object_set_new(by, train_comm_names[k],
+                                json_real(u->bytes_by_kind[k]));
+        json_object_set_new(l, "bytes_by_kind", by);
+        json_array_append_new(links, l);
+    }
+    json_object_set_new(j, "busiest_links", links);
+    json_object_set_new(j, "input_wait_s", json_real(r->input_wait_s));
+    json_object_set_new(j, "input_bound", json_boolean(r->input_bound));
+    json_object_set_new(j, "microbatches", json_integer(r->microbatches));
+    json_object_set_new(j, "events", json_integer((json_int_t)r->events));
+    json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
+    if (t->gpu) {
+        double w = o->power_w_per_gpu;
+        json_object_set_new(j, "power_w_per_gpu", json_real(w));
+        json_object_set_new(j, "energy_per_token_j",
+                            json_real(w * gpus / r->tokens_per_s));
+    }
+    return j;
+}
+
+/* ---- Chrome trace ---------------------------------------------------------- */
+
+static json_t *op_event(const train_record *rec, const train_op_rec *op)
+{
+    char name[48];
+    snprintf(name, sizeof name, "%s %d%s", op->bwd ? "B" : "F", op->mb,
+             rec->vpp > 1 ? (op->chunk ? ".1" : ".0") : "");
+    if (rec->vpp > 2)
+        snprintf(name, sizeof name, "%s %d.%d", op->bwd ? "B" : "F", op->mb,
+                 op->chunk);
+    json_t *ev = json_object();
+    json_object_set_new(ev, "name", json_string(name));
+    json_object_set_new(ev, "cat", json_string(op->bwd ? "backward" : "forward"));
+    json_object_set_new(ev, "ph", json_string("X"));
+    json_object_set_new(ev, "ts", json_real(op->t0_ns / 1e3));
+    json_object_set_new(ev, "dur", json_real(op->dur_ns / 1e3));
+    json_object_set_new(ev, "pid", json_integer(op->stage));
+    json_object_set_new(ev, "tid", json_integer(0));
+    return ev;
+}
+
+/* A counter track per busy link: its load over the step, by kind. */
+static void trace_links(json_t *evs, const exp_train_out *o)
+{
+    const topo *t = o->env.t;
+    const train_result *r = &o->r;
+    int pid = o->rec.stages;
+    for (int i = 0; i < r->ntop_links; i++) {
+        const train_link_use *u = &r->top_links[i];
+        const topo_link *L = &t->link[u->link];
+        char name[96];
+        snprintf(name, sizeof name, "%s -> %s (%s)", t->dev[L->src].name,
+                 t->dev[L->dst].name, topo_link_kind_name(L->kind));
+        for (int end = 0; end < 2; end++) {
+            json_t *ev = json_object(), *a = json_object();
+            json_object_set_new(ev, "name", json_string(name));
+            json_object_set_new(ev, "ph", json_string("C"));
+            json_object_set_new(ev, "ts", json_real(end ? o->rec.step_s * 1e6 : 0));
+            json_object_set_new(ev, "pid", json_integer(pid));
+            for (int k = 0; k < COMM_KINDS; k++)
+                if (u->bytes_by_kind[k] > 0)
+                    json_object_set_new(
+                        a, train_comm_names[k],
+                        json_real(end ? 0
+                                      : 100 * u->utilization *
+                                            u->bytes_by_kind[k] / u->bytes));
+            json_object_set_new(ev, "args", a);
+            json_array_append_new(evs, ev);
+        }
+    }
+    json_t *pn = json_object(), *b = json_object();
+    json_object_set_new(pn, "name", json_string("process_name"));
+    json_object_set_new(pn, "ph", json_string("M"));
+    json_object_set_new(pn, "pid", json_integer(pid));
+    json_object_set_new(b, "name",
+                        json_string("busiest links (% utilized over the step)"));
+    json_object_set_new(pn, "args", b);
+    json_array_append_new(evs, pn);
+}
+
+static json_t *meta(const char *what, int pid, int tid, const char *name)
+{
+    json_t *m = json_object(), *a = json_object();
+    json_object_set_new(m, "name", json_string(what));
+    json_object_set_new(m, "ph", json_string("M"));
+    json_object_set_new(m, "pid", json_integer(pid));
+    if (tid >= 0)
+        json_object_set_new(m, "tid", json_integer(tid));
+    json_object_set_new(a, "name", json_string(name));
+    json_object_set_new(m, "args", a);
+    return m;
+}
+
+/* Each stage's data-parallel reduction, and the names of the tracks. */
+static void trace_stages(json_t *evs, const train_record *rec)
+{
+    for (int s = 0; s < rec->stages; s++) {
+        if (rec->dp_len_s[s] <= 0)
+            continue;
+        json_t *ev = json_object();
+        json_object_set_new(ev, "name", json_string("DP gradient reduce"));
+        json_object_set_new(ev, "cat", json_string("communication"));
+        json_object_set_new(ev, "ph", json_string("X"));
+        json_object_set_new(ev, "ts", json_real(rec->dp_start_s[s] * 1e6));
+        json_object_set_new(ev, "dur", json_real(rec->dp_len_s[s] * 1e6));
+        json_object_set_new(ev, "pid", json_integer(s));
+        json_object_set_new(ev, "tid", json_integer(1));
+        json_array_append_new(evs, ev);
+    }
+    for (int s = 0; s < rec->stages; s++)
+        for (int k = 0; k < 2; k++) {
+            json_array_append_new(evs, meta("thread_name", s, k,
+                                            k ? "communication stream"
+                                              : "compute stream"));
+            char label[64];
+            int g0 = rec->gpu_first[s], g1 = rec->gpu_last[s];
+            if (g0 == g1)
+                snprintf(label, sizeof label, "pipeline stage %d (GPU %d)", s,
+                         g0);
+            else
+                snprintf(label, sizeof label,
+                         "pipeline stage %d (GPUs %d-%d, its TP group)", s, g0,
+                         g1);
+            json_array_append_new(evs, meta("process_name", s, -1, label));
+        }
+}
+
+int rtrain_trace(const char *path, const exp_train_out *o, llm_err *e)
+{
+    const train_record *rec = &o->rec;
+    json_t *evs = json_array();
+    for (int i = 0; i < rec->nops; i++)
+        json_array_append_new(evs, op_event(rec, &rec->ops[i]));
+    if (o->r.ntop_links > 0)
+        trace_links(evs, o);
+    trace_stages(evs, rec);
+    json_t *root = json_object();
+    json_object_set_new(root, "traceEvents", evs);
+    json_object_set_new(root, "displayTimeUnit", json_string("ms"));
+    util_outfile f;
+    int rc = util_out_open(&f, path, e);
+    if (rc == 0) {
+        json_dumpf(root, f.fp, JSON_COMPACT);
+        rc = util_out_commit(&f, e);
+    }
+    json_decref(root);
+    return rc;
+}
+
+/* ---- timeline -------------------------------------------------------------- */
+
+int rtrain_timeline(const char *path, const exp_train_out *o, llm_err *e)
+{
+    util_outfile f;
+    if (util_out_open(&f, path, e))
+        return -1;
+    fprintf(f.fp, "stage,kind,microbatch,chunk,start_ms,end_ms\n");
+    for (int i = 0; i < o->rec.nops; i++) {
+        const train_op_rec *op = &o->rec.ops[i];
+        fprintf(f.fp, "%d,%s,%d,%d,%.6f,%.6f\n", op->stage,
+                op->bwd ? "backward" : "forward", op->mb, op->chunk,
+                op->t0_ns / 1e6, (op->t0_ns + op->dur_ns) / 1e6);
+    }
+    return util_out_commit(&f, e);
+}
