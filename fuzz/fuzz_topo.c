@@ -46,24 +46,28 @@ static const gpu_catalog *catalog(void)
     return &cat;
 }
 
-static void exercise(topo *t)
+static void exercise(const topo *t)
 {
     int links[64];
+    topo_dist *dc = topo_dist_create(t);
+    if (!dc)
+        return;
     if (t->ngpu > 1) {
         int a = t->gpu_dev[0], b = t->gpu_dev[t->ngpu - 1];
-        int n = topo_route(t, a, b, 7, links, 64);
+        int n = topo_route(t, dc, a, b, 7, links, 64);
         if (n > 0)
             (void)topo_route_lat(t, links, n);
-        (void)topo_route(t, b, a, 9, links, 64);
+        (void)topo_route(t, dc, b, a, 9, links, 64);
     }
     for (int i = 0; i < t->ndev; i++)
         if (t->dev[i].kind == DEV_SWITCH && t->ngpu > 0) {
-            (void)topo_route(t, t->gpu_dev[0], i, 3, links, 64);
-            (void)topo_route(t, i, t->gpu_dev[t->ngpu - 1], 3, links, 64);
+            (void)topo_route(t, dc, t->gpu_dev[0], i, 3, links, 64);
+            (void)topo_route(t, dc, i, t->gpu_dev[t->ngpu - 1], 3, links, 64);
             break;
         }
     if (t->ngpu > 0)
-        (void)topo_sharp_switch(t, t->ngpu - 1);
+        (void)topo_sharp_switch(t, dc, t->ngpu - 1);
+    topo_dist_destroy(dc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -88,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (spec.dev[i].kind == DEV_GPU)
             g = gpu_find(catalog(), spec.dev[i].model);
     if (!g)
-        return 0; /* cmd_load_topo: an unknown GPU model is an error */
+        return 0; /* cfg_load_topo_named: an unknown GPU model is an error */
     char why[512];
     topo *t = topo_build(&spec, g, nodes, &fabric, why, sizeof why);
     llm_err be;

@@ -139,8 +139,10 @@ static void print_links(const topo *t, const coll_result *r)
     }
 }
 
-static int sweep(const copts *o, topo *t, const coll_calib *cal, llm_err *e)
+static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
+                 llm_err *e)
 {
+    const topo *t = net_routes_topo(rt);
     int n = (int)(o->gpus ? o->gpus : t->ngpu);
     if (n > t->ngpu)
         return err_set(e, "--gpus %d but %s has %d GPUs (use --nodes to add "
@@ -164,7 +166,7 @@ static int sweep(const copts *o, topo *t, const coll_calib *cal, llm_err *e)
                       .bytes = bytes, .full = o->full,
                       .links = o->links && last};
         coll_result r;
-        if (coll_time_alone(t, cal, &q, &r, e)) {
+        if (coll_time_alone(rt, cal, &q, &r, e)) {
             json_decref(rows);
             return -1;
         }
@@ -217,9 +219,13 @@ static int run(int argc, char **argv, llm_err *e)
     topo *t = cfg_load_topo_named(o.cluster, (int)o.nodes, o.p2p, &cat, e);
     coll_calib cal;
     int rc = EXIT_OK;
-    if (!t || cfg_load_coll_calib(cfg_datadir(), t, &cal, e) ||
-        sweep(&o, t, &cal, e))
+    net_routes *rt = t ? net_routes_create(t) : NULL;
+    if (t && !rt)
+        err_set(e, "out of memory");
+    if (!rt || cfg_load_coll_calib(cfg_datadir(), t, &cal, e) ||
+        sweep(&o, rt, &cal, e))
         rc = EXIT_BAD_INPUT;
+    net_routes_destroy(rt);
     topo_destroy(t);
     gpu_catalog_free(&cat);
     return rc;

@@ -60,13 +60,14 @@ static void ignore(engine *e, void *c, uint64_t a)
 }
 
 /* GPU i of the first half exchanges with GPU i + n/2, both ways at once. */
-static double bisection(topo *t)
+static double bisection(const topo *t)
 {
     int n = t->ngpu;
     if (n < 2)
         return 0;
     engine *e = engine_create(1024);
-    net *nt = net_create(e, t);
+    net_routes *rt = net_routes_create(t);
+    net *nt = e && rt ? net_create(e, rt) : NULL;
     int half = n / 2;
     int *ids = malloc(sizeof(int) * (size_t)n);
     double sum = 0;
@@ -84,6 +85,7 @@ static double bisection(topo *t)
     }
     free(ids);
     net_destroy(nt);
+    net_routes_destroy(rt);
     engine_destroy(e);
     return sum / (2 * half); /* per GPU, per direction */
 }

@@ -51,7 +51,8 @@ typedef struct phase {
 
 typedef struct run {
     net *n;
-    topo *t;
+    const topo *t;
+    net_routes *rt;
     const coll_calib *cal;
     coll_algo algo;
     coll_proto proto;
@@ -103,7 +104,7 @@ static int node_of(const topo *t, int rank)
 /* The NCCL hardware class of a phase (network if an edge leaves a node,
  * NVLink if GPU-to-GPU routes start on NVLink, PCI otherwise) and its
  * longest route latency. */
-static void phase_hw(topo *t, phase *p)
+static void phase_hw(const topo *t, net_routes *rt, phase *p)
 {
     bool nvlink = false, crosses = false;
     p->lat_ns = 0;
@@ -111,7 +112,7 @@ static void phase_hw(topo *t, phase *p)
         const topo_dev *a = &t->dev[p->e[i].src], *b = &t->dev[p->e[i].dst];
         crosses |= a->node != b->node;
         int links[32];
-        int h = topo_route(t, p->e[i].src, p->e[i].dst, 0, links, 32);
+        int h = net_route(rt, p->e[i].src, p->e[i].dst, 0, links, 32);
         if (h > 0 && t->link[links[0]].kind == LINK_NVLINK)
             nvlink = true;
         int64_t lat = h > 0 ? topo_route_lat(t, links, h) : 0;
@@ -181,7 +182,7 @@ static int group_by_node(const topo *t, const coll_req *q, int *sorted,
 static bool ring_edges(run *r, phase *p, const int *sorted, const int *start,
                        int nn, int ch)
 {
-    topo *t = r->t;
+    const topo *t = r->t;
     int n = start[nn];
     int *order = malloc(sizeof(int) * (size_t)n);
     if (!order)
@@ -236,7 +237,7 @@ static bool build_ring(run *r, const coll_req *q, const int *sorted,
 static bool build_chain(run *r, const coll_req *q)
 {
     phase *p = &r->ph[r->nph++];
-    topo *t = r->t;
+    const topo *t = r->t;
     int n = q->n;
     int K = (int)ceil(q->bytes / r->cal->chunk_bytes);
     p->K = K < 1 ? 1 : K;
@@ -264,7 +265,7 @@ static bool build_tree(run *r, const coll_req *q, const int *sorted,
                        const int *start, int nn)
 {
     phase *p = &r->ph[r->nph++];
-    topo *t = r->t;
+    const topo *t = r->t;
     int ch = channels(t, nn);
     /* each channel runs both trees with its own heads (rotated chains), so
      * the inter-node edges of different channels use different NICs */
@@ -344,7 +345,7 @@ static bool intra_rings(run *r, const coll_req *q, const int *sorted,
 static bool build_hier(run *r, const coll_req *q, const int *sorted,
                        const int *start, int nn)
 {
-    topo *t = r->t;
+    const topo *t = r->t;
     int g = start[1] - start[0];
     for (int k = 1; k < nn; k++)
         if (start[k + 1] - start[k] != g)
@@ -370,7 +371,7 @@ static bool build_hier(run *r, const coll_req *q, const int *sorted,
 static bool build_sharp(run *r, const coll_req *q, const int *sorted,
                         const int *start, int nn)
 {
-    topo *t = r->t;
+    const topo *t = r->t;
     int g = start[1] - start[0];
     for (int k = 1; k < nn; k++)
         if (start[k + 1] - start[k] != g)
@@ -386,7 +387,7 @@ static bool build_sharp(run *r, const coll_req *q, const int *sorted,
     for (int k = 0; k < nn; k++)
         for (int l = 0; l < g; l++) {
             int rank = sorted[start[k] + l];
-            int sw = topo_sharp_switch(t, rank);
+            int sw = topo_sharp_switch(t, net_routes_dist(r->rt), rank);
             int dev = t->gpu_dev[rank];
             if (sw < 0 || !add_edge(p, dev, sw, 0) || !add_edge(p, sw, dev, 0))
                 return false;
@@ -397,8 +398,9 @@ static bool build_sharp(run *r, const coll_req *q, const int *sorted,
 static bool build_nvls(run *r, const coll_req *q)
 {
     phase *p = &r->ph[r->nph++];
-    topo *t = r->t;
-    int sw = topo_nearest(t, t->gpu_dev[q->ranks[0]], DEV_NVSWITCH);
+    const topo *t = r->t;
+    int sw = topo_nearest(t, net_routes_dist(r->rt), t->gpu_dev[q->ranks[0]],
+                          DEV_NVSWITCH);
     if (sw < 0)
         return false;
     /* multimem.ld_reduce reads every GPU's whole buffer through the switch
@@ -418,7 +420,7 @@ static bool build_nvls(run *r, const coll_req *q)
 static bool build_direct(run *r, const coll_req *q)
 {
     phase *p = &r->ph[r->nph++];
-    topo *t = r->t;
+    const topo *t = r->t;
     int n = q->n;
     p->steps = 1;
     if (q->op == COLL_SEND_RECV) {
@@ -438,8 +440,9 @@ static bool build_direct(run *r, const coll_req *q)
     return true;
 }
 
-bool coll_algo_applies(topo *t, const coll_req *q, coll_algo a)
+bool coll_algo_applies(net_routes *rt, const coll_req *q, coll_algo a)
 {
+    const topo *t = net_routes_topo(rt);
     int first = node_of(t, q->ranks[0]);
     bool multi = false;
     for (int i = 1; i < q->n; i++)
@@ -463,7 +466,7 @@ bool coll_algo_applies(topo *t, const coll_req *q, coll_algo a)
     }
     case ALGO_SHARP:
         return q->op == COLL_ALL_REDUCE && multi &&
-               topo_sharp_switch(t, q->ranks[0]) >= 0;
+               topo_sharp_switch(t, net_routes_dist(rt), q->ranks[0]) >= 0;
     case ALGO_DIRECT:
         return q->op == COLL_ALL_TO_ALL || q->op == COLL_SEND_RECV;
     default:
@@ -502,7 +505,7 @@ static bool build(run *r, const coll_req *q)
         }
     }
     for (int i = 0; ok && i < r->nph; i++)
-        phase_hw(r->t, &r->ph[i]);
+        phase_hw(r->t, r->rt, &r->ph[i]);
     free(sorted);
     free(start);
     return ok;
@@ -665,6 +668,7 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
         return err_set(e, "out of memory");
     r->n = n;
     r->t = net_topo(n);
+    r->rt = net_routes_of(n);
     r->cal = cal;
     r->algo = q->algo;
     r->proto = q->proto;
@@ -673,7 +677,7 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
     r->arg = arg;
     r->fast = q->fast;
     r->step_begin_ns = engine_now(net_engine(n));
-    if (q->n < 2 || !coll_algo_applies(r->t, q, q->algo) || !build(r, q)) {
+    if (q->n < 2 || !coll_algo_applies(r->rt, q, q->algo) || !build(r, q)) {
         run_free(r);
         return err_set(e, "%s with algorithm %s does not apply to these %d "
                           "GPUs", coll_op_names[q->op],
@@ -694,8 +698,9 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
 
 /* Whether a collective's traffic crosses hardware class h (NVLink inside
  * a node, PCI inside a node, or the network). */
-static bool uses_hw(topo *t, const coll_req *q, int h)
+static bool uses_hw(net_routes *rt, const coll_req *q, int h)
 {
+    const topo *t = net_routes_topo(rt);
     int first = node_of(t, q->ranks[0]);
     bool multi = false;
     for (int i = 1; i < q->n; i++)
@@ -703,8 +708,8 @@ static bool uses_hw(topo *t, const coll_req *q, int h)
     if (h == HW_NET)
         return multi;
     int links[32];
-    int n = q->n > 1 ? topo_route(t, t->gpu_dev[q->ranks[0]],
-                                  t->gpu_dev[q->ranks[1]], 0, links, 32)
+    int n = q->n > 1 ? net_route(rt, t->gpu_dev[q->ranks[0]],
+                                 t->gpu_dev[q->ranks[1]], 0, links, 32)
                      : 0;
     bool nvl = n > 0 && t->link[links[0]].kind == LINK_NVLINK;
     return h == HW_NVLINK ? nvl : !nvl;
@@ -746,10 +751,10 @@ static void top_links(const topo *t, const net *n, coll_result *out)
     }
 }
 
-net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng)
+net *coll_idle_net(net_routes *rt, const coll_calib *cal, engine **eng)
 {
     *eng = engine_create(1024);
-    net *n = *eng ? net_create(*eng, t) : NULL;
+    net *n = *eng ? net_create(*eng, rt) : NULL;
     if (!n) {
         engine_destroy(*eng);
         *eng = NULL;
@@ -759,11 +764,11 @@ net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng)
     return n;
 }
 
-static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
+static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
                     coll_result *out, llm_err *e)
 {
     engine *eng;
-    net *n = coll_idle_net(t, cal, &eng);
+    net *n = coll_idle_net(rt, cal, &eng);
     if (!n)
         return err_set(e, "out of memory");
     alone a = {false};
@@ -778,7 +783,7 @@ static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
     out->events = engine_events_run(eng);
     out->ntop = 0;
     if (q->links && rc == 0)
-        top_links(t, n, out);
+        top_links(net_routes_topo(rt), n, out);
     out->algo = q->algo;
     out->proto = q->proto;
     net_destroy(n);
@@ -786,7 +791,7 @@ static int simulate(topo *t, const coll_calib *cal, const coll_req *q,
     return rc;
 }
 
-int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
+int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
                     coll_result *out, llm_err *e)
 {
     coll_req c = *q;
@@ -797,7 +802,7 @@ int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
     for (int a = a0; a < a1; a++) {
         c.algo = (coll_algo)a;
         /* NCCL has no hierarchical algorithm: auto chooses among NCCL's */
-        if (!coll_algo_applies(t, &c, c.algo) ||
+        if (!coll_algo_applies(rt, &c, c.algo) ||
             (q->algo == ALGO_AUTO && a == ALGO_HIER))
             continue;
         int p0 = q->proto == PROTO_AUTO ? 0 : q->proto;
@@ -809,12 +814,12 @@ int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *q,
             if (q->proto == PROTO_AUTO) {
                 bool ok = true;
                 for (int h = 0; h < HW_COUNT; h++)
-                    ok = ok && (cal->proto_ok[h][p] || !uses_hw(t, &c, h));
+                    ok = ok && (cal->proto_ok[h][p] || !uses_hw(rt, &c, h));
                 if (!ok)
                     continue;
             }
             coll_result r;
-            if (simulate(t, cal, &c, &r, e))
+            if (simulate(rt, cal, &c, &r, e))
                 return -1;
             if (!found || r.time_s < out->time_s) {
                 *out = r;
@@ -840,11 +845,13 @@ static void together_done(engine *eng, void *ctx, uint64_t arg)
     ((together *)ctx)->left--;
 }
 
-int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
-                       int n, double *time_s, double *link_bytes, llm_err *e)
+int coll_time_together(net_routes *rt, const coll_calib *cal,
+                       const coll_req *r, int n, double *time_s,
+                       double *link_bytes, llm_err *e)
 {
+    const topo *t = net_routes_topo(rt);
     engine *eng;
-    net *nt = coll_idle_net(t, cal, &eng);
+    net *nt = coll_idle_net(rt, cal, &eng);
     if (!nt)
         return err_set(e, "out of memory");
     together tg = {n};

@@ -111,7 +111,7 @@ double coll_busbw_factor(coll_op op, int n);
 
 /* Whether an algorithm applies to an op on these ranks (NVLS needs an
  * NVLS switch and one node; tree and hierarchical need several nodes). */
-bool coll_algo_applies(topo *t, const coll_req *r, coll_algo a);
+bool coll_algo_applies(net_routes *rt, const coll_req *r, coll_algo a);
 
 /* Starts a collective on a running engine/net (algo and proto must be
  * concrete); done(eng, ctx, arg) runs when every rank has finished. */
@@ -120,18 +120,19 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *r,
 
 /* An idle network on a new engine (*eng), links at their achievable
  * bandwidth (cal->link_eff); NULL when memory ran out. */
-net *coll_idle_net(topo *t, const coll_calib *cal, engine **eng);
+net *coll_idle_net(net_routes *rt, const coll_calib *cal, engine **eng);
 
 /* Simulates the collective alone on an idle network; with ALGO_AUTO /
  * PROTO_AUTO, every applicable choice and keeps the fastest. */
-int coll_time_alone(topo *t, const coll_calib *cal, const coll_req *r,
+int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *r,
                     coll_result *out, llm_err *e);
 
 /* Several collectives started together on one idle network (concrete
  * algorithms and protocols, every step simulated); the time the last one
  * finishes.  link_bytes, when not NULL ([t->nlink]), gets the bytes each
  * link carried added to it. */
-int coll_time_together(topo *t, const coll_calib *cal, const coll_req *r,
-                       int n, double *time_s, double *link_bytes, llm_err *e);
+int coll_time_together(net_routes *rt, const coll_calib *cal,
+                       const coll_req *r, int n, double *time_s,
+                       double *link_bytes, llm_err *e);
 
 #endif

@@ -108,6 +108,8 @@ static int env_cluster(const exp_loader *ld, const char *cluster, int nodes,
 {
     if (ld->cluster(ld->ctx, cluster, nodes, bw, env, e))
         return -1;
+    if (!(env->routes = net_routes_create(env->t)))
+        return err_set(e, "out of memory");
     exp_overhead_apply(&env->ov, ov);
     return 0;
 }
@@ -128,6 +130,8 @@ int exp_env_load(const exp_loader *ld, const char *model, const char *cluster,
 void exp_env_free(exp_env *env)
 {
     cost_calib_free(&env->cc);
+    net_routes_destroy(env->routes);
+    env->routes = NULL;
     topo_destroy(env->t);
     env->t = NULL;
     gpu_catalog_free(&env->cat);
@@ -205,6 +209,7 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
         goto fail;
     train_input in = {.m = &v->m, .plan = &out->plan, .t = v->t,
+                      .routes = v->routes,
                       .gpu = v->t->gpu, .cost = &v->cc, .coll = &v->kc,
                       .overhead = &v->ov, .full = o->full,
                       .record = o->record ? &out->rec : NULL,
@@ -343,6 +348,7 @@ static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
     }
     in->m = &v->m;
     in->t = v->t;
+    in->routes = v->routes;
     in->coll = &v->kc;
     in->overhead = &v->ov;
 }

@@ -131,6 +131,7 @@ typedef struct exp_env {
     model_spec m;
     gpu_catalog cat;
     topo *t;
+    net_routes *routes; /* t's routes, shared by every run on it */
     cost_calib cc;
     coll_calib kc;
     mem_overhead ov; /* the data's, with the run's overrides applied */

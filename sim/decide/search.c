@@ -389,6 +389,7 @@ int search_train_exp(const exp_train *x, const exp_loader *ld, int simulate,
                      &x->overhead, env, e))
         return -1;
     train_input in = {.m = &env->m, .plan = &x->plan, .t = env->t,
+                      .routes = env->routes,
                       .gpu = env->t->gpu, .cost = &env->cc, .coll = &env->kc,
                       .overhead = &env->ov, .gpus = x->gpus};
     if (search_train(&in, &x->plan, simulate, jobs, out, e)) {

@@ -36,8 +36,8 @@ typedef struct lstate {
 /* Route cache: flows between the same pair repeat (every ring step, every
  * microbatch, every collective of a plan search), and a route through a
  * switch with many ports costs a scan of its links.  Open addressing on
- * (src, dst, salt); kept with the topology (topo.memo), so every network
- * built on it shares what the others routed. */
+ * (src, dst, salt); kept in a net_routes that every network built on the
+ * topology shares, so each reuses what the others routed. */
 typedef struct rentry {
     int hops;
     int path[MAX_HOPS];
@@ -60,20 +60,42 @@ typedef struct rcache {
                      cap / 2, the most the table holds */
 } rcache;
 
-static void rcache_free(void *p)
+struct net_routes {
+    const topo *t;
+    topo_dist *dist; /* the BFS distances routes are found from */
+    rcache cache;
+};
+
+net_routes *net_routes_create(const topo *t)
 {
-    rcache *c = p;
-    if (c) {
-        free(c->key);
-        free(c->body);
+    net_routes *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->t = t;
+    if (!(r->dist = topo_dist_create(t))) {
+        free(r);
+        return NULL;
     }
-    free(c);
+    return r;
 }
+
+void net_routes_destroy(net_routes *r)
+{
+    if (!r)
+        return;
+    topo_dist_destroy(r->dist);
+    free(r->cache.key);
+    free(r->cache.body);
+    free(r);
+}
+
+const topo *net_routes_topo(const net_routes *r) { return r->t; }
+topo_dist *net_routes_dist(net_routes *r) { return r->dist; }
 
 struct net {
     engine *eng;
-    rcache *routes; /* the topology's (t->memo) */
-    topo *t;
+    net_routes *routes; /* shared by every net on the topology */
+    const topo *t;
     lstate *l;
     int *touched, ntouched; /* links that ever held a flow (their lists) */
     flow *f;
@@ -85,23 +107,19 @@ struct net {
     double started, delivered, max_load;
 };
 
-net *net_create(engine *eng, topo *t)
+net *net_create(engine *eng, net_routes *routes)
 {
     net *n = calloc(1, sizeof *n);
     if (!n)
         return NULL;
+    const topo *t = routes->t;
     n->eng = eng;
     n->t = t;
+    n->routes = routes;
     n->l = calloc((size_t)t->nlink, sizeof *n->l);
     n->alinks = malloc(sizeof(int) * (size_t)(t->nlink ? t->nlink : 1));
     n->touched = malloc(sizeof(int) * (size_t)(t->nlink ? t->nlink : 1));
-    if (!t->memo && !t->memo_free) {
-        t->memo = calloc(1, sizeof(rcache));
-        if (t->memo)
-            t->memo_free = rcache_free;
-    }
-    n->routes = t->memo_free == rcache_free ? t->memo : NULL;
-    if (!n->l || !n->alinks || !n->touched || !n->routes) {
+    if (!n->l || !n->alinks || !n->touched) {
         net_destroy(n);
         return NULL;
     }
@@ -166,9 +184,10 @@ static bool rc_grow(rcache *c)
 }
 
 /* The cached route, computing it on a miss; NULL when unreachable. */
-static const rentry *route(net *n, int src, int dst, uint32_t salt)
+static const rentry *cached_route(net_routes *rt, int src, int dst,
+                                  uint32_t salt)
 {
-    rcache *c = n->routes;
+    rcache *c = &rt->cache;
     if (c->n * 2 >= c->cap && !rc_grow(c))
         return NULL;
     uint32_t h = rhash(src, dst, salt);
@@ -179,13 +198,24 @@ static const rentry *route(net *n, int src, int dst, uint32_t salt)
         if (k->src >= 0)
             continue;
         rentry *r = &c->body[c->n];
-        r->hops = topo_route(n->t, src, dst, salt, r->path, MAX_HOPS);
+        r->hops = topo_route(rt->t, rt->dist, src, dst, salt, r->path,
+                             MAX_HOPS);
         if (r->hops < 0)
             return NULL; /* not cached: the slot stays empty */
-        r->lat_ns = topo_route_lat(n->t, r->path, r->hops);
+        r->lat_ns = topo_route_lat(rt->t, r->path, r->hops);
         *k = (rkey){src, dst, salt, c->n++};
         return r;
     }
+}
+
+int net_route(net_routes *rt, int src, int dst, uint32_t salt, int *links,
+              int max)
+{
+    const rentry *r = cached_route(rt, src, dst, salt);
+    if (!r || r->hops > max)
+        return -1;
+    memcpy(links, r->path, sizeof(int) * (size_t)r->hops);
+    return r->hops;
 }
 
 /* "nvlink gpu3->nvswitch0", for invariant messages. */
@@ -260,7 +290,8 @@ double net_max_link_load(const net *n) { return n->max_load; }
 double net_flow_rate(const net *n, int id) { return n->f[id].rate; }
 engine *net_engine(const net *n) { return n->eng; }
 double net_link_bw(const net *n, int link) { return n->l[link].bw; }
-topo *net_topo(const net *n) { return n->t; }
+const topo *net_topo(const net *n) { return n->t; }
+net_routes *net_routes_of(const net *n) { return n->routes; }
 
 /* ---- flow storage -------------------------------------------------------- */
 
@@ -512,7 +543,7 @@ int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
 int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
                     double max_Bps, engine_fn done, void *ctx, uint64_t arg)
 {
-    const rentry *rt = route(n, src, dst, salt);
+    const rentry *rt = cached_route(n->routes, src, dst, salt);
     if (!rt)
         return -1;
     int hops = rt->hops;

@@ -17,12 +17,27 @@
 
 typedef struct net net;
 
+/* Routes between the devices of a topology, found once and kept: the
+ * shortest-path distances they come from and every (src, dst, salt) route
+ * asked for.  Every network simulated on the topology (each collective of
+ * a training step, each plan of a search) shares one, so none routes the
+ * same pair twice; the topology itself is never written. */
+typedef struct net_routes net_routes;
+net_routes *net_routes_create(const topo *t);
+void net_routes_destroy(net_routes *r);
+const topo *net_routes_topo(const net_routes *r);
+topo_dist *net_routes_dist(net_routes *r);
+/* The links of the route from device src to dst (at most max), or -1 when
+ * unreachable.  `salt` varies the ECMP choice between flows. */
+int net_route(net_routes *r, int src, int dst, uint32_t salt, int *links,
+              int max);
+
 typedef struct net_link_stats {
     double bytes;    /* carried so far (completed flows) */
     int64_t busy_ns; /* time with at least one flow */
 } net_link_stats;
 
-net *net_create(engine *eng, topo *t);
+net *net_create(engine *eng, net_routes *routes);
 void net_destroy(net *n);
 
 /* Starts a flow of `bytes` from device src to dst; done(eng, ctx, arg) runs
@@ -53,7 +68,8 @@ double net_max_link_load(const net *n);
 /* A link's bandwidth after net_scale_bw, bytes/s. */
 double net_link_bw(const net *n, int link);
 engine *net_engine(const net *n);
-topo *net_topo(const net *n);
+const topo *net_topo(const net *n);
+net_routes *net_routes_of(const net *n);
 
 /* Current rate of a flow (bytes/s), for tests. */
 double net_flow_rate(const net *n, int flow);

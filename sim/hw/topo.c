@@ -36,6 +36,41 @@ typedef struct topo_full {
 } topo_full;
 
 static struct topo_priv *priv(topo *t) { return &((topo_full *)t)->p; }
+static const struct topo_priv *cpriv(const topo *t)
+{
+    return &((const topo_full *)t)->p;
+}
+
+/* Distances to each device of a node, per destination, as routes ask for
+ * them (nodes are identical, so node 0's stand for all). */
+struct topo_dist {
+    int D;
+    int **dist_to; /* [D], each NULL until asked for, then [D] */
+};
+
+topo_dist *topo_dist_create(const topo *t)
+{
+    topo_dist *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->D = cpriv(t)->D;
+    d->dist_to = calloc((size_t)(d->D ? d->D : 1), sizeof *d->dist_to);
+    if (!d->dist_to) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void topo_dist_destroy(topo_dist *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->D; i++)
+        free(d->dist_to[i]);
+    free(d->dist_to);
+    free(d);
+}
 
 static const char *const dev_names[DEV_KIND_COUNT] = {
     "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "switch"};
@@ -337,8 +372,8 @@ topo *topo_build(const topo_nodespec *spec, const gpu_spec *gpu, int nodes,
         topo_destroy(t);
         return NULL;
     }
-    t->dist_to = calloc((size_t)priv(t)->D, sizeof *t->dist_to);
-    if (!t->dist_to) {
+    topo_dist *dc = topo_dist_create(t);
+    if (!dc) {
         snprintf(why, (size_t)why_len, "out of memory");
         topo_destroy(t);
         return NULL;
@@ -346,14 +381,16 @@ topo *topo_build(const topo_nodespec *spec, const gpu_spec *gpu, int nodes,
     /* every GPU must reach GPU 0 */
     int links[64];
     for (int r = 1; r < t->ngpu; r++)
-        if (topo_route(t, t->gpu_dev[r], t->gpu_dev[0], 0, links, 64) < 0) {
+        if (topo_route(t, dc, t->gpu_dev[r], t->gpu_dev[0], 0, links, 64) < 0) {
             snprintf(why, (size_t)why_len,
                      "%s cannot reach %s (expected every GPU connected: "
                      "check the links)",
                      t->dev[t->gpu_dev[r]].name, t->dev[t->gpu_dev[0]].name);
+            topo_dist_destroy(dc);
             topo_destroy(t);
             return NULL;
         }
+    topo_dist_destroy(dc);
     return t;
 }
 
@@ -362,12 +399,6 @@ void topo_destroy(topo *t)
     if (!t)
         return;
     struct topo_priv *p = priv(t);
-    if (t->memo_free)
-        t->memo_free(t->memo);
-    if (t->dist_to)
-        for (int i = 0; i < p->D; i++)
-            free(t->dist_to[i]);
-    free(t->dist_to);
     free(p->nic_dev);
     free(p->f.nic_leaf);
     free(p->f.nic_up);
@@ -394,11 +425,11 @@ static uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
 
 /* Hop distance to local device `dst` (in node 0) from every device of node
  * 0; GPUs other than dst do not forward. */
-static const int *local_dist(topo *t, int dst)
+static const int *local_dist(const topo *t, topo_dist *dc, int dst)
 {
-    struct topo_priv *p = priv(t);
-    if (t->dist_to[dst])
-        return t->dist_to[dst];
+    const struct topo_priv *p = cpriv(t);
+    if (dc->dist_to[dst])
+        return dc->dist_to[dst];
     int D = p->D;
     int *dist = malloc(sizeof(int) * (size_t)D);
     int *queue = malloc(sizeof(int) * (size_t)D);
@@ -427,18 +458,18 @@ static const int *local_dist(topo *t, int dst)
         }
     }
     free(queue);
-    t->dist_to[dst] = dist;
+    dc->dist_to[dst] = dist;
     return dist;
 }
 
 /* Route between two devices of node `node`, given as local indices; link
  * ids of node k are node 0's plus k·Ln (nodes are built one after the
  * other with identical link lists). */
-static int route_local(topo *t, int node, int src, int dst, uint32_t salt,
+static int route_local(const topo *t, topo_dist *dc, int node, int src, int dst, uint32_t salt,
                        int *links, int max)
 {
-    struct topo_priv *p = priv(t);
-    const int *dist = local_dist(t, dst);
+    const struct topo_priv *p = cpriv(t);
+    const int *dist = local_dist(t, dc, dst);
     if (!dist || dist[src] < 0)
         return -1;
     int n = 0, v = src;
@@ -474,14 +505,14 @@ static int route_local(topo *t, int node, int src, int dst, uint32_t salt,
 /* The closest device of a kind; among equally close ones, the i-th for the
  * i-th device of the caller's kind, so GPUs that share a PCIe switch with
  * two NICs get one each (rail affinity). */
-static int nearest_local(topo *t, int local, topo_dev_kind kind)
+static int nearest_local(const topo *t, topo_dist *dc, int local, topo_dev_kind kind)
 {
-    struct topo_priv *p = priv(t);
+    const struct topo_priv *p = cpriv(t);
     int best_d = 1 << 30, cand[64], nc = 0;
     for (int c = 0; c < p->D; c++) {
         if (t->dev[c].kind != kind)
             continue;
-        const int *dist = local_dist(t, c);
+        const int *dist = local_dist(t, dc, c);
         if (!dist || dist[local] < 0 || dist[local] > best_d)
             continue;
         if (dist[local] < best_d) {
@@ -494,49 +525,49 @@ static int nearest_local(topo *t, int local, topo_dev_kind kind)
     return nc ? cand[t->dev[local].local % nc] : -1;
 }
 
-int topo_nearest(topo *t, int dev, topo_dev_kind kind)
+int topo_nearest(const topo *t, topo_dist *dc, int dev, topo_dev_kind kind)
 {
     const topo_dev *d = &t->dev[dev];
     if (d->node < 0)
         return -1;
-    struct topo_priv *p = priv(t);
+    const struct topo_priv *p = cpriv(t);
     int local = dev - d->node * p->D;
-    int c = nearest_local(t, local, kind);
+    int c = nearest_local(t, dc, local, kind);
     return c < 0 ? -1 : c + d->node * p->D;
 }
 
-int topo_gpu_nic(topo *t, int gpu_rank)
+int topo_gpu_nic(const topo *t, topo_dist *dc, int gpu_rank)
 {
-    return topo_nearest(t, t->gpu_dev[gpu_rank], DEV_NIC);
+    return topo_nearest(t, dc, t->gpu_dev[gpu_rank], DEV_NIC);
 }
 
 /* Appends a route inside one node; returns the new count or -1. */
-static int append_local(topo *t, int from, int to, uint32_t salt, int *links,
+static int append_local(const topo *t, topo_dist *dc, int from, int to, uint32_t salt, int *links,
                         int n, int max)
 {
-    struct topo_priv *p = priv(t);
+    const struct topo_priv *p = cpriv(t);
     int node = t->dev[from].node;
     if (from == to)
         return n;
-    int k = route_local(t, node, from - node * p->D, to - node * p->D, salt,
+    int k = route_local(t, dc, node, from - node * p->D, to - node * p->D, salt,
                         links + n, max - n);
     return k < 0 ? -1 : n + k;
 }
 
 /* Inside a node: direct, or staged through the source's host memory when
  * GPU peer-to-peer is off. */
-static int route_in_node(topo *t, int src, int dst, uint32_t salt, int *links,
+static int route_in_node(const topo *t, topo_dist *dc, int src, int dst, uint32_t salt, int *links,
                          int max)
 {
     if (!t->spec.p2p && t->dev[src].kind == DEV_GPU &&
         t->dev[dst].kind == DEV_GPU) {
-        int cpu = topo_nearest(t, src, DEV_CPU);
+        int cpu = topo_nearest(t, dc, src, DEV_CPU);
         if (cpu < 0)
             return -1;
-        int n = append_local(t, src, cpu, salt, links, 0, max);
-        return n < 0 ? -1 : append_local(t, cpu, dst, salt, links, n, max);
+        int n = append_local(t, dc, src, cpu, salt, links, 0, max);
+        return n < 0 ? -1 : append_local(t, dc, cpu, dst, salt, links, n, max);
     }
-    return append_local(t, src, dst, salt, links, 0, max);
+    return append_local(t, dc, src, dst, salt, links, 0, max);
 }
 
 static int nic_index(const topo *t, int nic_dev)
@@ -545,27 +576,27 @@ static int nic_index(const topo *t, int nic_dev)
 }
 
 /* From a device to its NIC (through host memory without GPUDirect). */
-static int to_nic(topo *t, int dev, int nic, uint32_t salt, int *links, int n,
+static int to_nic(const topo *t, topo_dist *dc, int dev, int nic, uint32_t salt, int *links, int n,
                   int max, bool outbound)
 {
     if (t->spec.gpudirect || t->dev[dev].kind != DEV_GPU)
-        return outbound ? append_local(t, dev, nic, salt, links, n, max)
-                        : append_local(t, nic, dev, salt, links, n, max);
-    int cpu = topo_nearest(t, dev, DEV_CPU);
+        return outbound ? append_local(t, dc, dev, nic, salt, links, n, max)
+                        : append_local(t, dc, nic, dev, salt, links, n, max);
+    int cpu = topo_nearest(t, dc, dev, DEV_CPU);
     if (cpu < 0)
         return -1;
     if (outbound) {
-        n = append_local(t, dev, cpu, salt, links, n, max);
-        return n < 0 ? -1 : append_local(t, cpu, nic, salt, links, n, max);
+        n = append_local(t, dc, dev, cpu, salt, links, n, max);
+        return n < 0 ? -1 : append_local(t, dc, cpu, nic, salt, links, n, max);
     }
-    n = append_local(t, nic, cpu, salt, links, n, max);
-    return n < 0 ? -1 : append_local(t, cpu, dev, salt, links, n, max);
+    n = append_local(t, dc, nic, cpu, salt, links, n, max);
+    return n < 0 ? -1 : append_local(t, dc, cpu, dev, salt, links, n, max);
 }
 
 /* NIC number `local` of node `node`. */
-static int rail_nic(topo *t, int node, int local)
+static int rail_nic(const topo *t, int node, int local)
 {
-    struct topo_priv *p = priv(t);
+    const struct topo_priv *p = cpriv(t);
     int i = node * t->nics_per_node + local;
     return i < node * t->nics_per_node + t->nics_per_node ? p->nic_dev[i] : -1;
 }
@@ -575,34 +606,34 @@ static int rail_nic(topo *t, int node, int local)
  * that NIC is not the device's own and the node has NVLink, the data goes
  * over NVLink to the GPU beside that NIC, which posts it (NCCL's PXN);
  * otherwise it crosses PCIe. */
-static int to_rail(topo *t, int src, int nic, uint32_t salt, int *links,
+static int to_rail(const topo *t, topo_dist *dc, int src, int nic, uint32_t salt, int *links,
                    int max)
 {
     const topo_dev *d = &t->dev[src];
-    if (d->kind != DEV_GPU || topo_nearest(t, src, DEV_NIC) == nic ||
+    if (d->kind != DEV_GPU || topo_nearest(t, dc, src, DEV_NIC) == nic ||
         !t->spec.gpudirect)
-        return to_nic(t, src, nic, salt, links, 0, max, true);
+        return to_nic(t, dc, src, nic, salt, links, 0, max, true);
     int base = d->node * t->gpus_per_node;
     for (int r = base; r < base + t->gpus_per_node; r++) {
         int proxy = t->gpu_dev[r];
-        if (topo_nearest(t, proxy, DEV_NIC) != nic)
+        if (topo_nearest(t, dc, proxy, DEV_NIC) != nic)
             continue;
-        int n = route_in_node(t, src, proxy, salt, links, max);
+        int n = route_in_node(t, dc, src, proxy, salt, links, max);
         if (n > 0 && t->link[links[0]].kind == LINK_NVLINK)
-            return append_local(t, proxy, nic, salt, links, n, max);
+            return append_local(t, dc, proxy, nic, salt, links, n, max);
         break;
     }
-    return to_nic(t, src, nic, salt, links, 0, max, true);
+    return to_nic(t, dc, src, nic, salt, links, 0, max, true);
 }
 
 /* Between a device of a node and a network switch (in-network reduction):
  * through the device's own NIC, its leaf and, for a spine, one uplink. */
-static int route_to_switch(topo *t, int dev, int sw, bool up, uint32_t salt,
+static int route_to_switch(const topo *t, topo_dist *dc, int dev, int sw, bool up, uint32_t salt,
                            int *links, int max)
 {
-    struct topo_priv *p = priv(t);
-    fabric_info *F = &p->f;
-    int nic = topo_nearest(t, dev, DEV_NIC);
+    const struct topo_priv *p = cpriv(t);
+    const fabric_info *F = &p->f;
+    int nic = topo_nearest(t, dc, dev, DEV_NIC);
     if (nic < 0 || !F->nic_up || t->nodes < 2)
         return -1;
     int i = nic_index(t, nic), leaf = F->nic_leaf[i];
@@ -613,7 +644,7 @@ static int route_to_switch(topo *t, int dev, int sw, bool up, uint32_t salt,
     int l = leaf - F->first_leaf, s = spine ? sw - F->first_spine : 0;
     int n = 0;
     if (up) {
-        n = to_nic(t, dev, nic, salt, links, 0, max, true);
+        n = to_nic(t, dc, dev, nic, salt, links, 0, max, true);
         if (n < 0 || n + 2 > max)
             return -1;
         links[n++] = F->nic_up[i];
@@ -624,31 +655,31 @@ static int route_to_switch(topo *t, int dev, int sw, bool up, uint32_t salt,
     if (spine)
         links[n++] = F->leaf_down[l * F->nspine + s];
     links[n++] = F->nic_down[i];
-    return to_nic(t, dev, nic, salt, links, n, max, false);
+    return to_nic(t, dc, dev, nic, salt, links, n, max, false);
 }
 
-int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max)
+int topo_route(const topo *t, topo_dist *dc, int src, int dst, uint32_t salt, int *links, int max)
 {
     const topo_dev *a = &t->dev[src], *b = &t->dev[dst];
     if (a->node >= 0 && b->kind == DEV_SWITCH)
-        return route_to_switch(t, src, dst, true, salt, links, max);
+        return route_to_switch(t, dc, src, dst, true, salt, links, max);
     if (b->node >= 0 && a->kind == DEV_SWITCH)
-        return route_to_switch(t, dst, src, false, salt, links, max);
+        return route_to_switch(t, dc, dst, src, false, salt, links, max);
     if (a->node < 0 || b->node < 0)
         return -1; /* other routes start and end inside nodes */
     if (src == dst)
         return 0;
     if (a->node == b->node)
-        return route_in_node(t, src, dst, salt, links, max);
-    struct topo_priv *p = priv(t);
-    fabric_info *F = &p->f;
+        return route_in_node(t, dc, src, dst, salt, links, max);
+    const struct topo_priv *p = cpriv(t);
+    const fabric_info *F = &p->f;
     if (!F->nic_up || t->nodes < 2)
         return -1;
-    int nb = b->kind == DEV_NIC ? dst : topo_nearest(t, dst, DEV_NIC);
+    int nb = b->kind == DEV_NIC ? dst : topo_nearest(t, dc, dst, DEV_NIC);
     int na = nb < 0 ? -1 : rail_nic(t, a->node, t->dev[nb].local);
     if (na < 0 || nb < 0)
         return -1;
-    int n = to_rail(t, src, na, salt, links, max);
+    int n = to_rail(t, dc, src, na, salt, links, max);
     if (n < 0 || n + 4 > max)
         return -1;
     int ia = nic_index(t, na), ib = nic_index(t, nb);
@@ -664,7 +695,7 @@ int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max)
         links[n++] = F->leaf_down[lb * F->nspine + s];
     }
     links[n++] = F->nic_down[ib];
-    return to_nic(t, dst, nb, salt, links, n, max, false);
+    return to_nic(t, dc, dst, nb, salt, links, n, max, false);
 }
 
 int64_t topo_route_lat(const topo *t, const int *links, int n)
@@ -675,13 +706,13 @@ int64_t topo_route_lat(const topo *t, const int *links, int n)
     return lat;
 }
 
-int topo_sharp_switch(topo *t, int gpu_rank)
+int topo_sharp_switch(const topo *t, topo_dist *dc, int gpu_rank)
 {
-    struct topo_priv *p = priv(t);
-    fabric_info *F = &p->f;
+    const struct topo_priv *p = cpriv(t);
+    const fabric_info *F = &p->f;
     if (!t->fabric.sharp || t->nodes < 2 || !F->nic_up)
         return -1;
-    int nic = topo_gpu_nic(t, gpu_rank);
+    int nic = topo_gpu_nic(t, dc, gpu_rank);
     if (nic < 0)
         return -1;
     if (t->fabric.kind == FABRIC_FAT_TREE && F->nleaf > 1)

@@ -122,14 +122,15 @@ typedef struct topo {
     int *gpu_dev;   /* device index of global GPU rank r */
     int ngpu;
     int nics_per_node;
-    /* routing cache: hop distance to each destination device, lazily */
-    int **dist_to;
-    /* a memo the layer above keeps with the graph (net.c's route cache:
-     * routes depend on the graph alone, and every collective simulated on
-     * it asks for the same ones); memo_free(memo) runs in topo_destroy */
-    void *memo;
-    void (*memo_free)(void *memo);
 } topo;
+
+/* Hop distances inside a node, per destination, computed as routes ask
+ * for them: a cache the router keeps (net.h's net_routes), not part of
+ * the graph, so a built topology is never written and a const topo can
+ * be shared. */
+typedef struct topo_dist topo_dist;
+topo_dist *topo_dist_create(const topo *t);
+void topo_dist_destroy(topo_dist *d);
 
 /* Builds the graph for `nodes` copies of the node type joined by `fabric`
  * (fabric is ignored for one node).  Returns NULL with a message on
@@ -140,7 +141,8 @@ void topo_destroy(topo *t);
 
 /* The links of a route from device src to device dst (at most max), or -1
  * when unreachable.  `salt` varies the ECMP choice between flows. */
-int topo_route(topo *t, int src, int dst, uint32_t salt, int *links, int max);
+int topo_route(const topo *t, topo_dist *dc, int src, int dst, uint32_t salt,
+               int *links, int max);
 
 /* Sum of one-way latencies along a route. */
 int64_t topo_route_lat(const topo *t, const int *links, int n);
@@ -151,11 +153,11 @@ const char *topo_link_kind_name(topo_link_kind k);
 /* The switch that reduces in the network for a GPU's rail (SHARP): its
  * rail or leaf switch, or spine 0 when there are several leaves; -1 when
  * the fabric does not reduce. */
-int topo_sharp_switch(topo *t, int gpu_rank);
+int topo_sharp_switch(const topo *t, topo_dist *dc, int gpu_rank);
 
 /* The NIC nearest a GPU (fewest hops), or -1. */
-int topo_gpu_nic(topo *t, int gpu_rank);
+int topo_gpu_nic(const topo *t, topo_dist *dc, int gpu_rank);
 /* The CPU nearest a device, or -1. */
-int topo_nearest(topo *t, int dev, topo_dev_kind kind);
+int topo_nearest(const topo *t, topo_dist *dc, int dev, topo_dev_kind kind);
 
 #endif

@@ -122,7 +122,7 @@ static int tp_allreduce_s(infer *x, double T, double *out, llm_err *e)
                   .proto = PROTO_AUTO, .ranks = x->ranks, .n = x->s.tp,
                   .bytes = T * x->s.m->hidden * 2};
     coll_result r;
-    if (coll_time_alone(x->s.t, x->s.coll, &q, &r, e))
+    if (coll_time_alone(x->s.routes, x->s.coll, &q, &r, e))
         return -1;
     *out = r.time_s;
     return 0;
@@ -286,7 +286,7 @@ int infer_p2p_s(infer *x, int s, int tokens, double *out_s, llm_err *e)
                           .bytes = (double)tokens * x->s.m->hidden * 2};
     }
     double t;
-    if (coll_time_together(x->s.t, x->s.coll, q, n, &t, NULL, e))
+    if (coll_time_together(x->s.routes, x->s.coll, q, n, &t, NULL, e))
         return -1;
     if (c)
         *c = t;

@@ -27,7 +27,8 @@ typedef struct infer_setup {
     const gpu_spec *gpu;
     const cost_calib *cost;
     const coll_calib *coll;
-    topo *t;
+    const topo *t;
+    net_routes *routes; /* t's */
     const int *ranks; /* tp x pp GPU ranks: stage s, TP rank i at [s*tp+i] */
     int tp, pp;
     dtype weight_dt;  /* fp16, bf16, fp8 (FP8 GEMMs), int8/int4 (weight-

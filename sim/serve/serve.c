@@ -800,7 +800,7 @@ static void start_transfer(sim *S, int id, double cap_s)
             double bytes = S->kv_move[a * nb + b] * tokens;
             if (bytes <= 0)
                 continue;
-            topo *t = S->in->t;
+            const topo *t = S->in->t;
             int src = t->gpu_dev[inst_gpu(S, Pi, a)];
             int dst = t->gpu_dev[inst_gpu(S, D, b)];
             double cap = cap_s > 0 ? bytes / cap_s : 0;
@@ -984,7 +984,8 @@ static int make_infer(sim *S, int pool)
     for (int i = 0; i < n; i++)
         ranks[i] = P->first_gpu + i;
     infer_setup is = {.m = S->in->m, .gpu = P->gpu, .cost = P->cost,
-                      .coll = S->in->coll, .t = S->in->t, .ranks = ranks,
+                      .coll = S->in->coll, .t = S->in->t,
+                      .routes = S->in->routes, .ranks = ranks,
                       .tp = P->tp, .pp = P->pp, .weight_dt = S->p->weight_dt,
                       .kv_dt = kv_dtype_of(S->p),
                       .quant_group = S->p->quant_group, .flash = S->p->flash,
@@ -1250,7 +1251,7 @@ static void link_stats(sim *S, serve_result *r)
 {
     if (!S->net)
         return;
-    topo *t = S->in->t;
+    const topo *t = S->in->t;
     serve_link_use top[LINK_KIND_COUNT][2];
     int cnt[LINK_KIND_COUNT] = {0};
     double span = r->makespan_s > 0 ? r->makespan_s : 1;
@@ -1368,7 +1369,8 @@ static void announce_transfers(sim *S)
                     continue;
                 int src = t->gpu_dev[inst_gpu(S, &S->inst[q->pinst], a)];
                 int dst = t->gpu_dev[inst_gpu(S, &S->inst[q->inst], b)];
-                int nl = topo_route(S->in->t, src, dst, (uint32_t)i, links, 64);
+                int nl = net_route(S->in->routes, src, dst, (uint32_t)i, links,
+                                   64);
                 for (int k = 0; k < nl; k++)
                     ev->kv_move(ev->ctx, i, links[k], q->t_move0, q->t_move1,
                                 S->kv_move[a * nb + b] * q->prompt);
@@ -1391,7 +1393,7 @@ static int setup(sim *S)
         return -1;
     if (in->npools == 2) {
         /* KV transfers are flows on the links at their achievable rate */
-        S->net = coll_idle_net(in->t, in->coll, &S->eng);
+        S->net = coll_idle_net(in->routes, in->coll, &S->eng);
         if (!S->net || kv_move_matrix(S))
             return err_set(S->e, "out of memory");
     } else if (!(S->eng = engine_create(1024))) {

@@ -100,7 +100,8 @@ typedef struct serve_events {
 
 typedef struct serve_input {
     const model_spec *m;
-    topo *t;
+    const topo *t;
+    net_routes *routes; /* t's */
     const coll_calib *coll;
     serve_pool pool[2]; /* [0] serves (or prefills), [1] decodes */
     int npools;         /* 1 colocated, 2 disaggregated */

@@ -161,7 +161,7 @@ static int groups_together(ctx *c, coll_op op, int group, double bytes,
                            .ranks = all + g * n, .n = n, .bytes = bytes,
                            .full = true};
     }
-    int rc = coll_time_together(c->in->t, c->in->coll, rq, groups, s,
+    int rc = coll_time_together(c->in->routes, c->in->coll, rq, groups, s,
                                 link_bytes, c->e);
     free(rq);
     free(all);
@@ -189,7 +189,7 @@ static const struct cached *coll_choose(ctx *c, coll_op op, int group,
     coll_req q = {.op = op, .algo = ALGO_AUTO, .proto = PROTO_AUTO,
                   .ranks = ranks, .n = n, .bytes = bytes};
     coll_result r;
-    int rc = coll_time_alone(c->in->t, c->in->coll, &q, &r, c->e);
+    int rc = coll_time_alone(c->in->routes, c->in->coll, &q, &r, c->e);
     free(ranks);
     if (rc)
         return NULL;
@@ -537,7 +537,7 @@ static double p2p_s(ctx *c, int a, int b, double *link_bytes)
         return 0;
     double bytes = c->tokens * c->m->hidden * 2 / p->tp;
     engine *eng;
-    net *n = coll_idle_net(c->in->t, c->in->coll, &eng);
+    net *n = coll_idle_net(c->in->routes, c->in->coll, &eng);
     if (!n) {
         c->failed = 1;
         err_set(c->e, "out of memory");

@@ -61,7 +61,8 @@ void train_record_free(train_record *r);
 typedef struct train_input {
     const model_spec *m;
     const plan_train *plan;
-    topo *t;
+    const topo *t;
+    net_routes *routes; /* t's, shared by every collective simulated */
     const gpu_spec *gpu;
     const cost_calib *cost;
     const coll_calib *coll;

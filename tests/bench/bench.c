@@ -88,7 +88,9 @@ static void bench_coll(const char *what, topo *t, coll_algo algo, bool full,
                   .ranks = ranks, .n = t->ngpu, .bytes = bytes, .full = full};
     coll_result r;
     double t0 = now_s();
-    int rc = coll_time_alone(t, &cal, &q, &r, &e);
+    net_routes *rt = net_routes_create(t);
+    int rc = rt ? coll_time_alone(rt, &cal, &q, &r, &e) : err_set(&e, "out of memory");
+    net_routes_destroy(rt);
     double dt = now_s() - t0;
     if (rc)
         printf("%s: %s\n", what, e.msg);
@@ -160,7 +162,8 @@ static void bench_train(const char *what, const char *model_name,
         topo_destroy(t);
         return;
     }
-    train_input in = {&m, &p, t, t->gpu, &cc, &kc, &ov, false, false, NULL,
+    net_routes *rt = net_routes_create(t);
+    train_input in = {&m, &p, t, rt, t->gpu, &cc, &kc, &ov, false, false, NULL,
                       NULL, 0};
     train_result r;
     search_result sr;
@@ -180,6 +183,7 @@ static void bench_train(const char *what, const char *model_name,
     if (!rc && search_top > 0)
         search_free(&sr);
     cost_calib_free(&cc);
+    net_routes_destroy(rt);
     topo_destroy(t);
 }
 
@@ -211,6 +215,7 @@ static void bench_serve(const char *what, const char *trace, int tp,
     serve_input in;
     memset(&in, 0, sizeof in);
     in.m = &m, in.t = t, in.coll = &kc, in.req = req, in.nreq = n;
+    in.routes = net_routes_create(t);
     in.npools = prefill ? 2 : 1;
     in.pool[0] = (serve_pool){.gpu = t->gpu, .cost = &cc, .tp = tp,
                               .replicas = prefill ? prefill : replicas,
@@ -234,6 +239,7 @@ static void bench_serve(const char *what, const char *trace, int tp,
                r.events / dt / 1e6, r.requests_completed, r.ttft.p50 * 1e3);
     free(req);
     cost_calib_free(&cc);
+    net_routes_destroy(in.routes);
     topo_destroy(t);
 }
 

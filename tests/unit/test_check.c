@@ -245,7 +245,7 @@ static void test_net_refuses_over_capacity(void **state)
     skip_unless_checked();
     topo *t = pair();
     engine *e = engine_create(16);
-    net *n = net_create(e, t);
+    net *n = net_create(e, R(t));
     net_flow(n, t->gpu_dev[0], t->gpu_dev[1], 2e9, 0, nop, NULL, 0);
     engine_run(e, 500000000); /* 0.5 s: half of it through */
     assert_true(net_flow_rate(n, 0) == 1e9);
@@ -263,7 +263,7 @@ static void test_net_refuses_over_capacity(void **state)
     assert_has(c.line, "net.c:");
     net_destroy(n);
     engine_destroy(e);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* The same flow with the scaling done first, as net.h asks: no failure,
@@ -273,7 +273,7 @@ static void test_net_quiet_when_sound(void **state)
     (void)state;
     topo *t = pair();
     engine *e = engine_create(16);
-    net *n = net_create(e, t);
+    net *n = net_create(e, R(t));
     capture c = {.jump = true};
     check_set_handler(on_fail, &c, NULL, NULL);
     if (setjmp(c.env) == 0) {
@@ -288,7 +288,7 @@ static void test_net_quiet_when_sound(void **state)
     assert_true(net_bytes_delivered(n) == 3e9);
     net_destroy(n);
     engine_destroy(e);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* ---- the collective byte count, in every build ------------------------------ */
@@ -335,7 +335,7 @@ static void test_allreduce_moves_its_bytes(void **state)
     for (int a = 0; a < 2; a++)
         for (int k = 0; k < 2; k++) {
             engine *e;
-            net *n = coll_idle_net(v.t, &v.coll, &e);
+            net *n = coll_idle_net(R(v.t), &v.coll, &e);
             assert_non_null(n);
             coll_req q = {.op = COLL_ALL_REDUCE, .algo = algos[a],
                           .proto = PROTO_SIMPLE, .ranks = ranks, .n = 12,

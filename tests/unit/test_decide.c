@@ -184,7 +184,7 @@ static void test_search_guarantees(void **state)
     p = exp_plan_train_defaults();
     p.global_batch = 64;
     p.seq_len = 4096;
-    train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov,
+    train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov,
                       false, false, NULL, NULL, 0};
     search_result s;
     llm_err e;

@@ -66,7 +66,7 @@ static void test_two_flows_share(void **state)
     (void)state;
     topo *t = star(2, GB);
     engine *e = engine_create(16);
-    net *n = net_create(e, t);
+    net *n = net_create(e, R(t));
     done_log d = {0};
     net_flow(n, t->gpu_dev[0], t->gpu_dev[1], GB, 0, on_done, &d, 0);
     net_flow(n, t->gpu_dev[0], t->gpu_dev[1], GB, 1, on_done, &d, 1);
@@ -81,7 +81,7 @@ static void test_two_flows_share(void **state)
     assert_int_equal(st.busy_ns, 2000000000);
     net_destroy(n);
     engine_destroy(e);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* A flow bottlenecked elsewhere leaves the rest to the other: gpu0 sends to
@@ -98,7 +98,7 @@ static void test_bottleneck_elsewhere(void **state)
     lnk(&s, slow, sw, MAP_ALL, LINK_PCIE, 0.25 * GB, 0);
     topo *t = build(&s, 1, FABRIC_RAIL);
     engine *e = engine_create(16);
-    net *n = net_create(e, t);
+    net *n = net_create(e, R(t));
     done_log d = {0};
     int a = net_flow(n, t->gpu_dev[0], t->gpu_dev[1], 3 * GB, 0, on_done, &d, 0);
     int b = net_flow(n, t->gpu_dev[0], t->gpu_dev[2], GB, 0, on_done, &d, 1);
@@ -111,7 +111,7 @@ static void test_bottleneck_elsewhere(void **state)
     assert_int_equal(d.t[1], 4000000000);
     net_destroy(n);
     engine_destroy(e);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* A flow with its own limit (a kernel's throughput) takes that and leaves
@@ -121,7 +121,7 @@ static void test_capped_flow(void **state)
     (void)state;
     topo *t = star(2, GB);
     engine *e = engine_create(16);
-    net *n = net_create(e, t);
+    net *n = net_create(e, R(t));
     done_log d = {0};
     int a = net_flow_capped(n, t->gpu_dev[0], t->gpu_dev[1], GB, 0, 0.2 * GB,
                             on_done, &d, 0);
@@ -135,7 +135,7 @@ static void test_capped_flow(void **state)
     assert_int_equal(d.t[0], 5000000000);
     net_destroy(n);
     engine_destroy(e);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* Three flows on a chain of two links (capacities 1 and 2): flow 0 crosses
@@ -158,7 +158,7 @@ static void test_chain_three_flows(void **state)
     lnk(&s, sb, sc, MAP_ONE, LINK_PCIE, 2 * GB, 0);
     topo *t = build(&s, 1, FABRIC_RAIL);
     engine *e = engine_create(16);
-    net *n = net_create(e, t);
+    net *n = net_create(e, R(t));
     done_log d = {0};
     int f0 = net_flow(n, t->gpu_dev[0], t->gpu_dev[2], GB, 0, on_done, &d, 0);
     int f1 = net_flow(n, t->gpu_dev[0], t->gpu_dev[1], GB, 0, on_done, &d, 1);
@@ -172,7 +172,7 @@ static void test_chain_three_flows(void **state)
     assert_true(net_bytes_started(n) == net_bytes_delivered(n));
     net_destroy(n);
     engine_destroy(e);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 static coll_calib ideal_calib(double alpha_us)
@@ -211,14 +211,14 @@ static void test_ring_allreduce_closed_form(void **state)
                       .bytes = S, .full = true};
         coll_result r;
         llm_err e;
-        assert_int_equal(coll_time_alone(t, &cal, &q, &r, &e), 0);
+        assert_int_equal(coll_time_alone(R(t), &cal, &q, &r, &e), 0);
         double want = 2.0 * (n - 1) / n * S / GB + 2.0 * (n - 1) * 5e-6;
         assert_close(r.time_s, want, 1e-12);
         /* all-gather: (n-1)/n · S/B + (n-1)·α */
         q.op = COLL_ALL_GATHER;
-        assert_int_equal(coll_time_alone(t, &cal, &q, &r, &e), 0);
+        assert_int_equal(coll_time_alone(R(t), &cal, &q, &r, &e), 0);
         assert_close(r.time_s, (n - 1.0) / n * S / GB + (n - 1) * 5e-6, 1e-12);
-        topo_destroy(t);
+        test_topo_destroy(t);
     }
 }
 
@@ -235,9 +235,9 @@ static void test_broadcast_pipeline(void **state)
                   .proto = PROTO_SIMPLE, .ranks = ranks, .n = 4, .bytes = 8e6};
     coll_result r;
     llm_err e;
-    assert_int_equal(coll_time_alone(t, &cal, &q, &r, &e), 0);
+    assert_int_equal(coll_time_alone(R(t), &cal, &q, &r, &e), 0);
     assert_close(r.time_s, (4 - 2 + 8) * 1e-3, 1e-12);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* Two nodes of two GPUs with one NIC each: two all-reduces at once (one
@@ -262,10 +262,10 @@ static void test_concurrent_allreduce_share_nic(void **state)
     qb.ranks = b;
     coll_result alone;
     llm_err e;
-    assert_int_equal(coll_time_alone(t, &cal, &qa, &alone, &e), 0);
+    assert_int_equal(coll_time_alone(R(t), &cal, &qa, &alone, &e), 0);
 
     engine *eng = engine_create(64);
-    net *n = net_create(eng, t);
+    net *n = net_create(eng, R(t));
     done_log d = {0};
     assert_int_equal(coll_start(n, &cal, &qa, on_done, &d, 0, &e), 0);
     assert_int_equal(coll_start(n, &cal, &qb, on_done, &d, 1, &e), 0);
@@ -278,7 +278,7 @@ static void test_concurrent_allreduce_share_nic(void **state)
     assert_true(net_max_link_load(n) <= 1 + 1e-9);
     net_destroy(n);
     engine_destroy(eng);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* Routes: across nodes through the GPU's own NIC; with p2p off, GPU to GPU
@@ -297,15 +297,15 @@ static void test_routes(void **state)
     topo *t = build(&s, 2, FABRIC_RAIL);
     int links[32];
     /* gpu 2 (second PCIe switch) to gpu 6 (same position, node 1) */
-    int h = topo_route(t, t->gpu_dev[2], t->gpu_dev[6], 0, links, 32);
+    int h = net_route(R(t), t->gpu_dev[2], t->gpu_dev[6], 0, links, 32);
     assert_int_equal(h, 6); /* gpu-pcie-nic-rail-nic-pcie-gpu */
     assert_int_equal(t->link[links[2]].kind, LINK_NETWORK);
     assert_int_equal(t->dev[t->link[links[1]].dst].local, 1); /* nic 1 */
     /* inside a node, gpu 0 to gpu 3 crosses the CPU */
-    h = topo_route(t, t->gpu_dev[0], t->gpu_dev[3], 0, links, 32);
+    h = net_route(R(t), t->gpu_dev[0], t->gpu_dev[3], 0, links, 32);
     assert_int_equal(h, 4);
     assert_int_equal(t->dev[t->link[links[1]].dst].kind, DEV_CPU);
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 /* Skipping identical ring steps on an idle network gives exactly the
@@ -332,14 +332,14 @@ static void test_fast_equals_full(void **state)
                   .bytes = 3e8};
     coll_result fast, full;
     llm_err e;
-    assert_int_equal(coll_time_alone(t, &cal, &q, &fast, &e), 0);
+    assert_int_equal(coll_time_alone(R(t), &cal, &q, &fast, &e), 0);
     q.full = true;
-    assert_int_equal(coll_time_alone(t, &cal, &q, &full, &e), 0);
+    assert_int_equal(coll_time_alone(R(t), &cal, &q, &full, &e), 0);
     assert_true(fast.time_s == full.time_s);
     /* the network, not NVLink, is the bottleneck: 2 NICs per node carry
      * 2(n-1)/n of S per direction at 25 GB/s each */
     assert_true(full.time_s > 2.0 * 11 / 12 * 3e8 / (2 * 25 * GB));
-    topo_destroy(t);
+    test_topo_destroy(t);
 }
 
 int main(void)

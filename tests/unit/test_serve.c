@@ -15,6 +15,7 @@ static serve_input input(env *v, int tp, int pp, int replicas,
     memset(&in, 0, sizeof in);
     in.m = &v->m;
     in.t = v->t;
+    in.routes = R(v->t);
     in.coll = &v->coll;
     in.npools = 1;
     in.pool[0] = (serve_pool){.gpu = v->t->gpu, .cost = &v->cost, .tp = tp,
@@ -47,7 +48,8 @@ static double batch_s(env *v, int tp, int pp, const infer_batch *b)
     for (int i = 0; i < tp * pp; i++)
         ranks[i] = i;
     infer_setup s = {.m = &v->m, .gpu = v->t->gpu, .cost = &v->cost,
-                     .coll = &v->coll, .t = v->t, .ranks = ranks, .tp = tp,
+                     .coll = &v->coll, .t = v->t, .routes = R(v->t),
+                     .ranks = ranks, .tp = tp,
                      .pp = pp, .weight_dt = DT_FP16, .kv_dt = DT_FP16,
                      .quant_group = 128, .flash = true, .max_tokens = 64};
     llm_err e;
@@ -268,7 +270,7 @@ static void test_disagg_transfer(void **state)
     assert_close(r.kv_transfer_bytes, bytes, 1e-12);
     int links[32];
     int src = v.t->gpu_dev[0], dst = v.t->gpu_dev[8];
-    int nl = topo_route(v.t, src, dst, 0, links, 32);
+    int nl = net_route(R(v.t), src, dst, 0, links, 32);
     assert_true(nl > 0);
     double bw = 1e30;
     for (int k = 0; k < nl; k++) {

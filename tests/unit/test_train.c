@@ -7,7 +7,7 @@
 
 static train_result run(env *v, const plan_train *p, bool free_comm)
 {
-    train_input in = {&v->m, p, v->t, v->t->gpu, &v->cost, &v->coll, &v->ov,
+    train_input in = {&v->m, p, v->t, R(v->t), v->t->gpu, &v->cost, &v->coll, &v->ov,
                       free_comm, false, NULL, NULL, 0};
     train_result r;
     llm_err e;
@@ -172,7 +172,7 @@ static void test_full_equals_representative(void **state)
     p = exp_plan_train_defaults();
     p.tp = 4, p.pp = 1, p.dp = 4, p.zero = 1, p.global_batch = 16;
     p.seq_len = 4096;
-    train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
+    train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov, false,
                       false, NULL, NULL, 0};
     train_result a, b;
     llm_err e;
@@ -299,7 +299,7 @@ static void test_input_pipeline(void **state)
     train_loader l;
     l = exp_loader_defaults();
     l.workers = 2, l.sample_s = 1e-6;
-    train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
+    train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov, false,
                       false, NULL, &l, 0};
     train_result r;
     llm_err e;
@@ -495,7 +495,7 @@ static void test_bad_plans(void **state)
     env_open(&v, 1, "llama-2-7b");
     plan_train p;
     p = exp_plan_train_defaults();
-    train_input in = {&v.m, &p, v.t, v.t->gpu, &v.cost, &v.coll, &v.ov, false,
+    train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov, false,
                       false, NULL, NULL, 0};
     train_result r;
     llm_err e;

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "cfg/cfg.h"
+#include "hw/net.h"
 #include "base/util.h"
 
 /* |got - want| <= rel * |want| */
@@ -76,6 +77,40 @@ static inline int catalog_teardown(void **state)
     return 0;
 }
 
+/* The routes of a topology a test built (net.h): made on first use, kept
+ * with it, freed by test_topo_destroy. */
+static struct {
+    const topo *t;
+    net_routes *r;
+} test_routes_[64];
+
+static inline net_routes *R(const topo *t)
+{
+    int free_slot = -1;
+    for (int i = 0; i < 64; i++) {
+        if (test_routes_[i].t == t)
+            return test_routes_[i].r;
+        if (!test_routes_[i].t && free_slot < 0)
+            free_slot = i;
+    }
+    assert_true(free_slot >= 0);
+    test_routes_[free_slot].t = t;
+    test_routes_[free_slot].r = net_routes_create(t);
+    assert_non_null(test_routes_[free_slot].r);
+    return test_routes_[free_slot].r;
+}
+
+static inline void test_topo_destroy(topo *t)
+{
+    for (int i = 0; i < 64; i++)
+        if (t && test_routes_[i].t == t) {
+            net_routes_destroy(test_routes_[i].r);
+            test_routes_[i].t = NULL;
+            test_routes_[i].r = NULL;
+        }
+    topo_destroy(t);
+}
+
 /* `nodes` DGX H100 nodes with their calibrations, and a model file. */
 typedef struct env {
     topo *t;
@@ -106,7 +141,7 @@ static inline void env_open(env *v, int nodes, const char *model)
 static inline void env_close(env *v)
 {
     cost_calib_free(&v->cost);
-    topo_destroy(v->t);
+    test_topo_destroy(v->t);
 }
 
 #endif
