@@ -103,6 +103,130 @@ static int row_eff(const tsv *t, int r, const gcols *c, const gpu_spec *g,
     return tsv_num(t, r, c->eff, 1e-15, 1, eff, e);
 }
 
+static int gemm_columns(const tsv *t, gcols *c, llm_err *e)
+{
+    llm_err ignore;
+    if ((c->dt = tsv_col(t, "dtype", e)) < 0 || (c->m = tsv_col(t, "m", e)) < 0 ||
+        (c->n = tsv_col(t, "n", e)) < 0 || (c->k = tsv_col(t, "k", e)) < 0 ||
+        (c->src = tsv_col(t, "source", e)) < 0)
+        return -1;
+    c->eff = tsv_col(t, "efficiency", &ignore);
+    c->time = tsv_col(t, "time_us", &ignore);
+    if (c->eff < 0 && c->time < 0)
+        return err_at(e, t->path, 1, "efficiency", "missing column (expected "
+                      "efficiency or time_us)");
+    return 0;
+}
+
+/* The distinct m, n and k values of dtype d's rows (unsorted), its first
+ * row and its row count; first -1 when d has none. */
+typedef struct gaxes {
+    double *m, *n, *k;
+    int nm, nn, nk, first, count;
+} gaxes;
+
+static void gaxes_free(gaxes *a)
+{
+    free(a->m);
+    free(a->n);
+    free(a->k);
+    memset(a, 0, sizeof *a);
+}
+
+static int gemm_axes(const tsv *t, const gcols *c, dtype d, gaxes *a,
+                     llm_err *e)
+{
+    memset(a, 0, sizeof *a);
+    a->first = -1;
+    a->m = malloc(sizeof(double) * (size_t)(t->rows + 1));
+    a->n = malloc(sizeof(double) * (size_t)(t->rows + 1));
+    a->k = malloc(sizeof(double) * (size_t)(t->rows + 1));
+    if (!a->m || !a->n || !a->k)
+        return err_set(e, "%s: out of memory", t->path);
+    for (int r = 0; r < t->rows; r++) {
+        dtype rd;
+        if (dtype_parse(tsv_get(t, r, c->dt), &rd) != 0)
+            return err_at(e, t->path, t->line[r], "dtype", "unknown dtype "
+                          "\"%s\" (expected %s)", tsv_get(t, r, c->dt),
+                          dtype_choices());
+        if (rd != d)
+            continue;
+        double m, n, k;
+        if (tsv_num(t, r, c->m, 1, 1e9, &m, e) ||
+            tsv_num(t, r, c->n, 1, 1e9, &n, e) ||
+            tsv_num(t, r, c->k, 1, 1e9, &k, e))
+            return -1;
+        if (a->first < 0)
+            a->first = r;
+        a->count++;
+        axis_index(a->m, &a->nm, m);
+        axis_index(a->n, &a->nn, n);
+        axis_index(a->k, &a->nk, k);
+    }
+    /* a complete grid has a row per combination, so more combinations
+     * than rows is an incomplete one (and nm * nn * nk stays an int) */
+    if (a->first >= 0 && (long long)a->nm * a->nn * a->nk > a->count)
+        return err_at(e, t->path, t->line[a->first], "m", "the %s grid misses "
+                      "combinations: %d m, %d n and %d k values need %lld "
+                      "rows, it has %d (expected every combination of the m, "
+                      "n and k values)", dtype_name(d), a->nm, a->nn, a->nk,
+                      (long long)a->nm * a->nn * a->nk, a->count);
+    qsort(a->m, (size_t)a->nm, sizeof *a->m, cmp_d);
+    qsort(a->n, (size_t)a->nn, sizeof *a->n, cmp_d);
+    qsort(a->k, (size_t)a->nk, sizeof *a->k, cmp_d);
+    return 0;
+}
+
+/* Dtype d's efficiency at every point of its axes into gr (which takes
+ * the axes, as log2, on success). */
+static int gemm_fill(const tsv *t, const gcols *c, const gpu_spec *g, dtype d,
+                     gaxes *a, cost_grid *gr, llm_err *e)
+{
+    int cells = a->nm * a->nn * a->nk;
+    double *eff = malloc(sizeof(double) * (size_t)cells);
+    if (!eff)
+        return err_set(e, "%s: out of memory", t->path);
+    for (int i = 0; i < cells; i++)
+        eff[i] = -1;
+    for (int r = a->first; r < t->rows; r++) {
+        dtype rd;
+        dtype_parse(tsv_get(t, r, c->dt), &rd);
+        if (rd != d)
+            continue;
+        double m = atof(tsv_get(t, r, c->m)), n = atof(tsv_get(t, r, c->n));
+        double k = atof(tsv_get(t, r, c->k)), v;
+        if (row_eff(t, r, c, g, rd, m, n, k, &v, e)) {
+            free(eff);
+            return -1;
+        }
+        eff[(find_sorted(a->m, a->nm, m) * a->nn + find_sorted(a->n, a->nn, n)) *
+                a->nk + find_sorted(a->k, a->nk, k)] = v;
+    }
+    for (int i = 0; i < cells; i++)
+        if (eff[i] < 0) {
+            err_at(e, t->path, t->line[a->first], "m", "the %s grid misses "
+                   "(m %.0f, n %.0f, k %.0f) (expected every combination of "
+                   "the m, n and k values)", dtype_name(d),
+                   a->m[i / (a->nn * a->nk)], a->n[(i / a->nk) % a->nn],
+                   a->k[i % a->nk]);
+            free(eff);
+            return -1;
+        }
+    for (int i = 0; i < a->nm; i++)
+        a->m[i] = log2(a->m[i]);
+    for (int i = 0; i < a->nn; i++)
+        a->n[i] = log2(a->n[i]);
+    for (int i = 0; i < a->nk; i++)
+        a->k[i] = log2(a->k[i]);
+    *gr = (cost_grid){.nm = a->nm, .nn = a->nn, .nk = a->nk, .lm = a->m,
+                      .ln = a->n, .lk = a->k, .eff = eff,
+                      .line0 = t->line[a->first]};
+    snprintf(gr->source, sizeof gr->source, "%s", tsv_get(t, a->first, c->src));
+    memset(a, 0, sizeof *a); /* the grid owns the axes */
+    return 0;
+}
+
+/* gemm.tsv: one (m, n, k) grid of efficiencies per dtype it has rows of. */
 static int load_gemm(const char *path, const gpu_spec *g, cost_calib *cc,
                      llm_err *e)
 {
@@ -110,101 +234,13 @@ static int load_gemm(const char *path, const gpu_spec *g, cost_calib *cc,
     if (tsv_load(path, &t, e))
         return -1;
     gcols c;
-    llm_err ignore;
-    int rc = (c.dt = tsv_col(&t, "dtype", e)) < 0 ||
-             (c.m = tsv_col(&t, "m", e)) < 0 || (c.n = tsv_col(&t, "n", e)) < 0 ||
-             (c.k = tsv_col(&t, "k", e)) < 0 ||
-             (c.src = tsv_col(&t, "source", e)) < 0
-                 ? -1
-                 : 0;
-    c.eff = tsv_col(&t, "efficiency", &ignore);
-    c.time = tsv_col(&t, "time_us", &ignore);
-    if (rc == 0 && c.eff < 0 && c.time < 0)
-        rc = err_at(e, path, 1, "efficiency", "missing column (expected "
-                    "efficiency or time_us)");
+    int rc = gemm_columns(&t, &c, e);
     for (int d = 0; rc == 0 && d < DT_COUNT; d++) {
-        /* collect this dtype's axes, then fill the grid */
-        double *am = malloc(sizeof(double) * (size_t)(t.rows + 1));
-        double *an = malloc(sizeof(double) * (size_t)(t.rows + 1));
-        double *ak = malloc(sizeof(double) * (size_t)(t.rows + 1));
-        int nm = 0, nn = 0, nk = 0, first = -1, count = 0;
-        for (int r = 0; rc == 0 && r < t.rows; r++) {
-            dtype rd;
-            if (dtype_parse(tsv_get(&t, r, c.dt), &rd) != 0) {
-                rc = err_at(e, path, t.line[r], "dtype", "unknown dtype \"%s\" "
-                            "(expected %s)", tsv_get(&t, r, c.dt), dtype_choices());
-                break;
-            }
-            if (rd != (dtype)d)
-                continue;
-            double m, n, k;
-            if (tsv_num(&t, r, c.m, 1, 1e9, &m, e) ||
-                tsv_num(&t, r, c.n, 1, 1e9, &n, e) ||
-                tsv_num(&t, r, c.k, 1, 1e9, &k, e)) {
-                rc = -1;
-                break;
-            }
-            if (first < 0)
-                first = r;
-            count++;
-            axis_index(am, &nm, m);
-            axis_index(an, &nn, n);
-            axis_index(ak, &nk, k);
-        }
-        if (rc || first < 0) {
-            free(am), free(an), free(ak);
-            continue;
-        }
-        /* a complete grid has a row per combination, so more combinations
-         * than rows is an incomplete one (and nm * nn * nk stays an int) */
-        if ((long long)nm * nn * nk > count) {
-            rc = err_at(e, path, t.line[first], "m", "the %s grid misses "
-                        "combinations: %d m, %d n and %d k values need %lld "
-                        "rows, it has %d (expected every combination of the "
-                        "m, n and k values)", dtype_name((dtype)d), nm, nn, nk,
-                        (long long)nm * nn * nk, count);
-            free(am), free(an), free(ak);
-            continue;
-        }
-        qsort(am, (size_t)nm, sizeof *am, cmp_d);
-        qsort(an, (size_t)nn, sizeof *an, cmp_d);
-        qsort(ak, (size_t)nk, sizeof *ak, cmp_d);
-        cost_grid *gr = &cc->gemm[d];
-        gr->nm = nm, gr->nn = nn, gr->nk = nk;
-        gr->eff = malloc(sizeof(double) * (size_t)(nm * nn * nk));
-        for (int i = 0; gr->eff && i < nm * nn * nk; i++)
-            gr->eff[i] = -1;
-        for (int r = first; rc == 0 && r < t.rows; r++) {
-            dtype rd;
-            dtype_parse(tsv_get(&t, r, c.dt), &rd);
-            if (rd != (dtype)d)
-                continue;
-            double m = atof(tsv_get(&t, r, c.m)), n = atof(tsv_get(&t, r, c.n));
-            double k = atof(tsv_get(&t, r, c.k)), eff;
-            if (row_eff(&t, r, &c, g, rd, m, n, k, &eff, e)) {
-                rc = -1;
-                break;
-            }
-            int i = (find_sorted(am, nm, m) * nn + find_sorted(an, nn, n)) * nk +
-                    find_sorted(ak, nk, k);
-            gr->eff[i] = eff;
-        }
-        for (int i = 0; rc == 0 && i < nm * nn * nk; i++)
-            if (gr->eff[i] < 0)
-                rc = err_at(e, path, t.line[first], "m", "the %s grid misses "
-                            "(m %.0f, n %.0f, k %.0f) (expected every "
-                            "combination of the m, n and k values)",
-                            dtype_name((dtype)d), am[i / (nn * nk)],
-                            an[(i / nk) % nn], ak[i % nk]);
-        for (int i = 0; i < nm; i++)
-            am[i] = log2(am[i]);
-        for (int i = 0; i < nn; i++)
-            an[i] = log2(an[i]);
-        for (int i = 0; i < nk; i++)
-            ak[i] = log2(ak[i]);
-        gr->lm = am, gr->ln = an, gr->lk = ak;
-        gr->line0 = t.line[first];
-        snprintf(gr->source, sizeof gr->source, "%s", tsv_get(&t, first, c.src));
+        gaxes a;
+        rc = gemm_axes(&t, &c, (dtype)d, &a, e);
+        if (rc == 0 && a.first >= 0)
+            rc = gemm_fill(&t, &c, g, (dtype)d, &a, &cc->gemm[d], e);
+        gaxes_free(&a);
     }
     tsv_free(&t);
     return rc;
@@ -282,10 +318,14 @@ static int load_hbm(const char *path, cost_calib *cc, const gpu_spec *g,
         rc = err_at(e, path, 1, "efficiency", "missing column (expected "
                     "efficiency or GBps)");
     int *cnt = calloc((size_t)t.rows + 1, sizeof(int) * MEM_KIND_COUNT);
+    bool ok = cnt != NULL;
     for (int k = 0; k < MEM_KIND_COUNT; k++) {
         cc->hbm[k].lbytes = malloc(sizeof(double) * (size_t)(t.rows + 1));
         cc->hbm[k].eff = malloc(sizeof(double) * (size_t)(t.rows + 1));
+        ok = ok && cc->hbm[k].lbytes && cc->hbm[k].eff;
     }
+    if (rc == 0 && !ok)
+        rc = err_set(e, "%s: out of memory", path);
     for (int r = 0; rc == 0 && r < t.rows; r++) {
         const char *kind = tsv_get(&t, r, ck);
         if (strcmp(kind, "h2d") == 0 || strcmp(kind, "d2h") == 0)
@@ -340,24 +380,30 @@ static int load_value(const char *path, const char *kind, const char *col,
     return rc;
 }
 
-static double pcie_eff(const char *datadir, const gpu_spec *g)
+/* The achievable share of g's PCIe generation (calib/links.tsv; 1 when
+ * the table has no row for it). */
+static int pcie_eff(const char *datadir, const gpu_spec *g, double *eff,
+                    llm_err *e)
 {
     char p[PATH_MAX], key[16];
     snprintf(p, sizeof p, "%s/calib/links.tsv", datadir);
     snprintf(key, sizeof key, "gen%d", g->pcie_gen);
     tsv t;
-    llm_err e;
-    double eff = 1;
-    if (tsv_load(p, &t, &e))
-        return eff;
-    int cl = tsv_col(&t, "link", &e), ca = tsv_col(&t, "arch", &e);
-    int ce = tsv_col(&t, "efficiency", &e);
-    for (int r = 0; cl >= 0 && ca >= 0 && ce >= 0 && r < t.rows; r++)
+    *eff = 1;
+    if (tsv_load(p, &t, e))
+        return -1;
+    int cl, ca = -1, ce = -1;
+    int rc = (cl = tsv_col(&t, "link", e)) < 0 ||
+                     (ca = tsv_col(&t, "arch", e)) < 0 ||
+                     (ce = tsv_col(&t, "efficiency", e)) < 0
+                 ? -1
+                 : 0;
+    for (int r = 0; rc == 0 && r < t.rows; r++)
         if (strcmp(tsv_get(&t, r, cl), "pcie") == 0 &&
             strcmp(tsv_get(&t, r, ca), key) == 0)
-            eff = atof(tsv_get(&t, r, ce));
+            rc = tsv_num(&t, r, ce, 1e-3, 1, eff, e);
     tsv_free(&t);
-    return eff;
+    return rc;
 }
 
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
@@ -378,7 +424,10 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
     snprintf(cc->gpu, sizeof cc->gpu, "%s", g->name);
     if (src != g)
         snprintf(cc->derived_from, sizeof cc->derived_from, "%s", src->name);
-    cc->pcie_eff = pcie_eff(datadir, g);
+    if (pcie_eff(datadir, g, &cc->pcie_eff, e)) {
+        cost_calib_free(cc);
+        return -1;
+    }
     return 0;
 }
 
