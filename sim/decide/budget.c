@@ -5,6 +5,7 @@
  * set the scale of the estimate, which only has to tell a minute from a
  * day. */
 #include "decide/budget.h"
+#include "mem/mem.h"
 
 #include <math.h>
 #include <stdio.h>
