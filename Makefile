@@ -236,4 +236,4 @@ install: all
 clean:
 	rm -rf build build-asan build-mpi build-fuzz build-check llmsim llmsim-mpi
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/fuzz/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/*/*.d)
