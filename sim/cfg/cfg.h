@@ -15,8 +15,10 @@
 #include "serve/serve.h"
 #include "train/train.h"
 
-/* Loads topologies/gpus.cfg (or any file in that format). */
-int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e);
+/* Loads topologies/gpus.cfg (or any file in that format); each GPU's PCIe
+ * rate and encoding come from <datadir>/topologies/pcie.tsv. */
+int cfg_load_gpus(const char *path, const char *datadir, gpu_catalog *out,
+                  llm_err *e);
 
 /* Loads a model: a llmsim .cfg or a Hugging Face config.json (by the
  * extension .json). */

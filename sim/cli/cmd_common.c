@@ -57,7 +57,7 @@ int cmd_load_catalog(gpu_catalog *c, llm_err *e)
 {
     char p[PATH_MAX + 32];
     snprintf(p, sizeof p, "%s/topologies/gpus.cfg", cmd_datadir());
-    return cfg_load_gpus(p, c, e);
+    return cfg_load_gpus(p, cmd_datadir(), c, e);
 }
 
 static int is_path(const char *arg)
@@ -120,7 +120,7 @@ const gpu_spec *cmd_find_gpu(gpu_catalog *c, const char *arg, llm_err *e)
 {
     if (is_path(arg)) {
         gpu_catalog extra;
-        if (cfg_load_gpus(arg, &extra, e))
+        if (cfg_load_gpus(arg, cmd_datadir(), &extra, e))
             return NULL;
         gpu_spec *grown = realloc(c->gpus, sizeof *grown * (size_t)(c->n + 1));
         if (!grown) {

@@ -290,7 +290,7 @@ int main(void)
     bench_ready();
     gpu_catalog cat;
     llm_err e;
-    if (cfg_load_gpus("topologies/gpus.cfg", &cat, &e)) {
+    if (cfg_load_gpus("topologies/gpus.cfg", ".", &cat, &e)) {
         printf("%s\n", e.msg);
         return 1;
     }

@@ -243,7 +243,7 @@ static void test_remedies_sorted(void **state)
     (void)state;
     gpu_catalog c;
     llm_err e;
-    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     const gpu_spec *g = gpu_find(&c, "a100-sxm-80gb");
     assert_non_null(g);
     model_spec m;
@@ -276,7 +276,7 @@ static void test_recommend_minimal(void **state)
     (void)state;
     gpu_catalog c;
     llm_err e;
-    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     model_spec m;
     load_model("llama-2-70b", &m);
     mem_overhead o;
@@ -372,7 +372,7 @@ static void test_lora_70b_fits(void **state)
     (void)state;
     gpu_catalog c;
     llm_err e;
-    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     const gpu_spec *a100 = gpu_find(&c, "a100-sxm-80gb"),
                    *h100 = gpu_find(&c, "h100-sxm");
     assert_non_null(a100);

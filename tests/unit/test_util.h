@@ -66,7 +66,7 @@ static inline int catalog_setup(void **state)
 {
     (void)state;
     llm_err e;
-    return cfg_load_gpus("topologies/gpus.cfg", &cat, &e);
+    return cfg_load_gpus("topologies/gpus.cfg", ".", &cat, &e);
 }
 
 static inline int catalog_teardown(void **state)

@@ -1,0 +1,192 @@
+/* Hardware and software figures from data files: keyed figure tables (a
+ * '*' default row and optional per-GPU rows) and the PCIe generations. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfg/cfg_tsv.h"
+#include "base/tsv.h"
+#include "base/util.h"
+
+/* ---- keyed figure tables -------------------------------------------------- */
+
+static int key_index(const cfg_key *want, int n, const char *k)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(want[i].key, k) == 0)
+            return i;
+    return -1;
+}
+
+static int unknown_key(const tsv *t, int r, const char *k,
+                       const cfg_key *want, int n, llm_err *e)
+{
+    const char *names[32];
+    char list[512] = "", hint[128];
+    int m = n < 32 ? n : 32;
+    for (int i = 0; i < m; i++) {
+        names[i] = want[i].key;
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "",
+                 want[i].key);
+    }
+    util_did_you_mean(hint, sizeof hint, k, names, m);
+    return err_at(e, t->path, t->line[r], k, "unknown key%s (expected %s)",
+                  hint, list);
+}
+
+static int key_value(const tsv *t, int r, int cv, const cfg_key *k,
+                     double *out, llm_err *e)
+{
+    const char *s = tsv_get(t, r, cv);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !isfinite(v))
+        return err_at(e, t->path, t->line[r], k->key, "value \"%s\" is not "
+                      "a number (expected %g..%g %s)", s, k->lo, k->hi,
+                      k->unit);
+    if (v < k->lo || v > k->hi)
+        return err_at(e, t->path, t->line[r], k->key, "%g is out of range "
+                      "(expected %g..%g %s)", v, k->lo, k->hi, k->unit);
+    *out = v;
+    return 0;
+}
+
+/* An earlier row with the same gpu and key: its index, or -1. */
+static int earlier_row(const tsv *t, int r, int cg, int ck)
+{
+    for (int q = 0; q < r; q++)
+        if (strcmp(tsv_get(t, q, ck), tsv_get(t, r, ck)) == 0 &&
+            (cg < 0 || strcmp(tsv_get(t, q, cg), tsv_get(t, r, cg)) == 0))
+            return q;
+    return -1;
+}
+
+/* Checks row r (key known, value in range, a source, not a duplicate) and
+ * notes it in own[] or star[] when it is the GPU's or the default. */
+static int keyed_row(const tsv *t, int r, const int c[4], const char *gpu,
+                     const cfg_key *want, int n, int *own, int *star,
+                     llm_err *e)
+{
+    const char *k = tsv_get(t, r, c[1]);
+    int i = key_index(want, n, k);
+    double v;
+    if (i < 0)
+        return unknown_key(t, r, k, want, n, e);
+    if (key_value(t, r, c[2], &want[i], &v, e))
+        return -1;
+    if (!tsv_get(t, r, c[3])[0])
+        return err_at(e, t->path, t->line[r], k, "empty source (expected "
+                      "where the figure comes from)");
+    int q = earlier_row(t, r, c[0], c[1]);
+    if (q >= 0)
+        return err_at(e, t->path, t->line[r], k, "a second row%s%s (the "
+                      "first is line %d; expected one per %s)",
+                      c[0] >= 0 ? " for " : "",
+                      c[0] >= 0 ? tsv_get(t, r, c[0]) : "", t->line[q],
+                      c[0] >= 0 ? "gpu and key" : "key");
+    const char *g = c[0] >= 0 ? tsv_get(t, r, c[0]) : "*";
+    if (strcmp(g, "*") == 0)
+        star[i] = r;
+    else if (gpu && strcmp(g, gpu) == 0)
+        own[i] = r;
+    return 0;
+}
+
+int cfg_keyed_load(const char *path, const char *gpu, const cfg_key *want,
+                   int n, llm_err *e)
+{
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    int rc = -1, c[4] = {-1, -1, -1, -1};
+    int *own = malloc(sizeof(int) * (size_t)(n + 1));
+    int *star = malloc(sizeof(int) * (size_t)(n + 1));
+    if (!own || !star) {
+        err_set(e, "%s: out of memory", path);
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        own[i] = star[i] = -1;
+    if ((gpu && (c[0] = tsv_col(&t, "gpu", e)) < 0) ||
+        (c[1] = tsv_col(&t, "key", e)) < 0 ||
+        (c[2] = tsv_col(&t, "value", e)) < 0 ||
+        (c[3] = tsv_col(&t, "source", e)) < 0)
+        goto out;
+    for (int r = 0; r < t.rows; r++)
+        if (keyed_row(&t, r, c, gpu, want, n, own, star, e))
+            goto out;
+    for (int i = 0; i < n; i++) {
+        int r = own[i] >= 0 ? own[i] : star[i];
+        if (r < 0 && gpu) {
+            err_at(e, path, 0, want[i].key, "no row for %s and no '*' row "
+                   "(expected a row with gpu '*' giving the default)", gpu);
+            goto out;
+        }
+        if (r < 0) {
+            err_at(e, path, 0, want[i].key, "missing (expected a row with "
+                   "this key)");
+            goto out;
+        }
+        if (key_value(&t, r, c[2], &want[i], want[i].out, e))
+            goto out;
+        if (want[i].src)
+            snprintf(want[i].src, want[i].srclen, "%s",
+                     tsv_get(&t, r, c[3]));
+    }
+    rc = 0;
+out:
+    free(own);
+    free(star);
+    tsv_free(&t);
+    return rc;
+}
+
+/* ---- topologies/pcie.tsv -------------------------------------------------- */
+
+static int pcie_row(const tsv *t, int r, const int c[5], cfg_pcie *p,
+                    llm_err *e)
+{
+    double gen, gt, pay, line;
+    if (tsv_num(t, r, c[0], 1, CFG_PCIE_GENS, &gen, e))
+        return -1;
+    if (gen != floor(gen))
+        return err_at(e, t->path, t->line[r], "gen", "%g is not a whole "
+                      "number (expected a PCIe generation 1..%d)", gen,
+                      CFG_PCIE_GENS);
+    int g = (int)gen;
+    if (p->GTps[g] > 0)
+        return err_at(e, t->path, t->line[r], "gen", "a second row for "
+                      "generation %d (expected one per generation)", g);
+    if (tsv_num(t, r, c[1], 0.1, 1e4, &gt, e) ||
+        tsv_num(t, r, c[2], 1, 1e4, &pay, e) ||
+        tsv_num(t, r, c[3], pay, 1e4, &line, e))
+        return -1;
+    if (!tsv_get(t, r, c[4])[0])
+        return err_at(e, t->path, t->line[r], "source", "empty (expected "
+                      "where the figures come from)");
+    p->GTps[g] = gt;
+    p->encoding[g] = pay / line;
+    return 0;
+}
+
+int cfg_pcie_load(const char *datadir, cfg_pcie *p, llm_err *e)
+{
+    memset(p, 0, sizeof *p);
+    snprintf(p->path, sizeof p->path, "%s/topologies/pcie.tsv", datadir);
+    tsv t;
+    if (tsv_load(p->path, &t, e))
+        return -1;
+    static const char *const names[5] = {"gen", "lane_GTps", "payload_bits",
+                                         "line_bits", "source"};
+    int c[5], rc = 0;
+    for (int i = 0; rc == 0 && i < 5; i++)
+        rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
+    for (int r = 0; rc == 0 && r < t.rows; r++)
+        rc = pcie_row(&t, r, c, p, e);
+    tsv_free(&t);
+    return rc;
+}
