@@ -12,6 +12,7 @@
  *         (and links.tsv's PCIe row through cfg_load_cost_calib);
  *   7 any table -> tsv_load, every column by name, every cell as a number;
  *   8 topologies/pcie.tsv -> cfg_load_gpus of the real catalog;
+ *   9 nccl-arch.tsv, 10 nics.tsv -> cfg_load_coll_calib for a DGX H100;
  *   other values: as 7.
  *
  * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (the byte is 48 + n: '0'
@@ -32,7 +33,8 @@ static const struct {
     {"attention.tsv", "calib/h100-sxm"}, {"launch.tsv", "calib/h100-sxm"},
     {"power.tsv", "calib"},           {"nccl-protocol.tsv", "calib"},
     {"links.tsv", "calib"},           {NULL, NULL},
-    {"pcie.tsv", "topologies"},
+    {"pcie.tsv", "topologies"},       {"nccl-arch.tsv", "calib"},
+    {"nics.tsv", "calib"},
 };
 #define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 
@@ -211,7 +213,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         snprintf(g, sizeof g, "%s/topologies/gpus.cfg", fz_datadir());
         if (fz_report("pcie", cfg_load_gpus(g, root, &c, &e), &e) == 0)
             gpu_catalog_free(&c);
-    } else {
+    } else { /* 5, 6, 9, 10 */
         coll_calib k;
         fz_report("coll_calib", cfg_load_coll_calib(root, dgx, &k, &e), &e);
         if (which == 6) {

@@ -35,10 +35,27 @@ int cfg_load_topology(const char *path, const char *datadir,
                       topo_nodespec *spec, int *nodes,
                       topo_fabricspec *fabric, llm_err *e);
 
+/* Which rows of the collective calibration a topology selects: NCCL's
+ * architecture (the arch of nccl-protocol.tsv's per-architecture rows) and
+ * each link kind's arch in links.tsv ("hopper", "gen5", "ndr", ...). */
+typedef struct cfg_coll_keys {
+    char nccl[24];
+    char link[LINK_KIND_COUNT][24];
+} cfg_coll_keys;
+
+/* The keys from <datadir>/calib/nccl-arch.tsv (by the GPU's compute
+ * capability), the PCIe generation and <datadir>/calib/nics.tsv (by the
+ * NIC's line rate). */
+int cfg_coll_keys_of(const char *datadir, const topo *t, cfg_coll_keys *keys,
+                     llm_err *e);
+
 /* Collective calibration for a topology: <datadir>/calib/nccl-protocol.tsv
- * and <datadir>/calib/links.tsv. */
+ * and <datadir>/calib/links.tsv, at the rows cfg_coll_keys_of selects (or
+ * at `keys`, which a run may set). */
 int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
                         llm_err *e);
+int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
+                             coll_calib *k, llm_err *e);
 
 /* Compute-cost calibration for GPU g: its own calib/<gpu>/ tables, or the
  * closest calibrated GPU's (named in derived_from). */

@@ -98,11 +98,112 @@ static void test_pcie_errors(void **state)
            "gpus.cfg:", "pcie_gen: no row for generation");
 }
 
+/* ---- calib/nccl-arch.tsv and calib/nics.tsv --------------------------- */
+
+/* Node file `node` (topologies/) with its own GPU and nodes, optionally
+ * with the NIC at nic_gbps; its keys from datadir. */
+static int keys_of(const char *datadir, const char *node, double nic_gbps,
+                   cfg_coll_keys *k, llm_err *e)
+{
+    topo_nodespec s;
+    topo_fabricspec f;
+    int n;
+    char p[128];
+    snprintf(p, sizeof p, "topologies/%s.cfg", node);
+    assert_int_equal(cfg_load_topology(p, ".", &s, &n, &f, e), 0);
+    if (nic_gbps > 0)
+        s.nic_bw_Bps = nic_gbps * 1e9 / 8;
+    const gpu_spec *g = NULL;
+    for (int i = 0; i < s.ndev; i++)
+        if (s.dev[i].kind == DEV_GPU)
+            g = gpu_find(&cat, s.dev[i].model);
+    assert_non_null(g);
+    char why[256];
+    topo *t = topo_build(&s, g, 1, &f, why, sizeof why);
+    assert_non_null(t);
+    int rc = cfg_coll_keys_of(datadir, t, k, e);
+    topo_destroy(t);
+    return rc;
+}
+
+static void test_arch_shipped(void **state)
+{
+    (void)state;
+    cfg_coll_keys k;
+    llm_err e;
+    /* H100 (sm 90): NCCL's hopper rows; PCIe gen 5; 400 Gb/s = 50 GB/s
+     * NIC >= the ndr row's 45 GB/s */
+    assert_int_equal(keys_of(".", "dgx-h100", 0, &k, &e), 0);
+    assert_string_equal(k.nccl, "hopper");
+    assert_string_equal(k.link[LINK_NVLINK], "hopper");
+    assert_string_equal(k.link[LINK_PCIE], "gen5");
+    assert_string_equal(k.link[LINK_NETWORK], "ndr");
+    /* A100 (sm 80), 200 Gb/s = 25 GB/s: hdr */
+    assert_int_equal(keys_of(".", "dgx-a100", 0, &k, &e), 0);
+    assert_string_equal(k.nccl, "ampere");
+    assert_string_equal(k.link[LINK_NVLINK], "ampere");
+    assert_string_equal(k.link[LINK_NETWORK], "hdr");
+    /* RTX A6000 (sm 86): NCCL's ampere tuning rows, but the sm86 NVLink
+     * row (the narrower row above the 80..89 one) */
+    assert_int_equal(keys_of(".", "pcie-8x-a6000-nvlink-pairs", 0, &k, &e),
+                     0);
+    assert_string_equal(k.nccl, "ampere");
+    assert_string_equal(k.link[LINK_NVLINK], "ampere-sm86");
+    /* the cut is the ndr row's min_GBps: 360 Gb/s = 45 GB/s is ndr,
+     * 359 Gb/s is hdr */
+    assert_int_equal(keys_of(".", "dgx-h100", 360, &k, &e), 0);
+    assert_string_equal(k.link[LINK_NETWORK], "ndr");
+    assert_int_equal(keys_of(".", "dgx-h100", 359, &k, &e), 0);
+    assert_string_equal(k.link[LINK_NETWORK], "hdr");
+}
+
+#define ARCH_HEAD "table\tsm_min\tsm_max\tarch\tsource\n"
+#define ARCH_OK                                                             \
+    "tuning\t0\t9999\tx\ts\nnvlink\t0\t9999\ty\ts\n"
+#define NICS_HEAD "kind\tmin_GBps\tline_GBps\tsource\n"
+#define NICS_OK "hdr\t0\t25\ts\n"
+
+static const char *keys_error(const char *arch, const char *nics)
+{
+    static llm_err e;
+    scratch();
+    put("calib/nccl-arch.tsv", arch);
+    put("calib/nics.tsv", nics);
+    cfg_coll_keys k;
+    int rc = keys_of(dir, "dgx-h100", 0, &k, &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_arch_errors(void **state)
+{
+    (void)state;
+    assert_null(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD NICS_OK));
+    expect(keys_error(ARCH_HEAD ARCH_OK "tunning\t0\t1\tz\ts\n",
+                      NICS_HEAD NICS_OK),
+           "nccl-arch.tsv:4: table: unknown table \"tunning\"", NULL);
+    expect(keys_error(ARCH_HEAD "tuning\t90\t80\tx\ts\n" ARCH_OK,
+                      NICS_HEAD NICS_OK),
+           "nccl-arch.tsv:2: sm_max: 80 is out of range", NULL);
+    /* sm 90 in no nvlink row */
+    expect(keys_error(ARCH_HEAD "tuning\t0\t9999\tx\ts\n"
+                      "nvlink\t100\t9999\ty\ts\n", NICS_HEAD NICS_OK),
+           "nccl-arch.tsv: nvlink: no row holds sm 90", NULL);
+    expect(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD NICS_OK "ndr\t0\t50\ts\n"),
+           "nics.tsv:3: min_GBps: 0 again", NULL);
+    expect(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD "ndr\t60\t50\ts\n"),
+           "nics.tsv: min_GBps: no row for a NIC of 50 GB/s", NULL);
+    expect(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD "hdr\t0\t25\t\n"),
+           "nics.tsv:2: source: empty", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pcie_shipped),
         cmocka_unit_test(test_pcie_errors),
+        cmocka_unit_test(test_arch_shipped),
+        cmocka_unit_test(test_arch_errors),
     };
     return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);
 }
