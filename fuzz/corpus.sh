@@ -78,7 +78,8 @@ printf 'empirical:lengths.txt\n# prompt lengths\n12\n\n 300 # long\n7\n' \
 # calib: "<digit><table>" (fuzz/fuzz_calib.c): 0 gemm (the {1, 65536}^3
 # corner of each dtype's grid), 1 hbm, 2 attention, 3 launch, 4 power,
 # 5 nccl-protocol (the rows the loader reads, sources shortened), 6 links,
-# 7 any table, 8 topologies/pcie.tsv, 9 nccl-arch, 10 nics (byte ':')
+# 7 any table, 8 topologies/pcie.tsv, 9 nccl-arch, 10 nics (byte ':'),
+# 11 overhead (';')
 for g in h100-sxm rtx-4090; do
     { printf 0; awk -F'\t' '/^#/ || !h { if (!/^#/) h = 1; print; next }
                             ($2 == 1 || $2 == 65536) && ($3 == 1 || $3 == 65536) &&
@@ -101,6 +102,7 @@ done
 { printf 8; cat topologies/pcie.tsv; } > $C/calib/8-pcie
 { printf 9; cat calib/nccl-arch.tsv; } > $C/calib/9-nccl-arch
 { printf :; cat calib/nics.tsv; } > $C/calib/10-nics
+{ printf ';'; cat calib/overhead.tsv; } > $C/calib/11-overhead
 
 # sweep: "<digit>..." (fuzz/fuzz_sweep.c): 0 --vary lines, 1 a file with a
 # sweep group, 2 a result CSV of the fixed sweep tp 1,2,4 x nodes 1:8:*2

@@ -13,6 +13,7 @@
  *   7 any table -> tsv_load, every column by name, every cell as a number;
  *   8 topologies/pcie.tsv -> cfg_load_gpus of the real catalog;
  *   9 nccl-arch.tsv, 10 nics.tsv -> cfg_load_coll_calib for a DGX H100;
+ *   11 overhead.tsv -> cfg_load_overhead for the H100 and for '*';
  *   other values: as 7.
  *
  * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (the byte is 48 + n: '0'
@@ -34,7 +35,7 @@ static const struct {
     {"power.tsv", "calib"},           {"nccl-protocol.tsv", "calib"},
     {"links.tsv", "calib"},           {NULL, NULL},
     {"pcie.tsv", "topologies"},       {"nccl-arch.tsv", "calib"},
-    {"nics.tsv", "calib"},
+    {"nics.tsv", "calib"},            {"overhead.tsv", "calib"},
 };
 #define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 
@@ -207,6 +208,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (which == 4) {
         double w;
         fz_report("idle_w", cfg_load_idle_w(root, h100, &w, &e), &e);
+    } else if (which == 11) {
+        mem_overhead o;
+        fz_report("overhead", cfg_load_overhead(root, h100, &o, &e), &e);
+        fz_report("overhead *", cfg_load_overhead(root, NULL, &o, &e), &e);
     } else if (which == 8) {
         gpu_catalog c;
         char g[2048];

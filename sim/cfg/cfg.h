@@ -66,6 +66,11 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
 int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
                       cost_calib *c, llm_err *e);
 
+/* Memory besides tensors on GPU g from <datadir>/calib/overhead.tsv: its
+ * rows, else the '*' rows (g NULL: the '*' rows). */
+int cfg_load_overhead(const char *datadir, const gpu_spec *g, mem_overhead *o,
+                      llm_err *e);
+
 /* An experiment file (in configs/): what `llmsim train` simulates. */
 typedef struct cfg_experiment {
     char model[256], cluster[256];

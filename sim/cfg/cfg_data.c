@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/cfg.h"
 #include "cfg/cfg_tsv.h"
 #include "base/tsv.h"
 #include "base/util.h"
@@ -189,4 +190,25 @@ int cfg_pcie_load(const char *datadir, cfg_pcie *p, llm_err *e)
         rc = pcie_row(&t, r, c, p, e);
     tsv_free(&t);
     return rc;
+}
+
+/* ---- calib/overhead.tsv --------------------------------------------------- */
+
+int cfg_load_overhead(const char *datadir, const gpu_spec *g, mem_overhead *o,
+                      llm_err *e)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/calib/overhead.tsv", datadir);
+    double ctx, nccl, reserve;
+    const cfg_key want[] = {
+        {"cuda_context", 0, 1024, "GiB", &ctx, NULL, 0},
+        {"nccl_per_communicator", 0, 1e6, "MiB", &nccl, NULL, 0},
+        {"allocator_reserve", 0, 0.9, "fraction", &reserve, NULL, 0},
+    };
+    if (cfg_keyed_load(path, g ? g->name : "*", want, 3, e))
+        return -1;
+    o->cuda_context_bytes = ctx * GiB;
+    o->nccl_bytes_per_group = nccl * MiB;
+    o->reserve_frac = reserve;
+    return 0;
 }

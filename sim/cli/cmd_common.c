@@ -354,13 +354,13 @@ int cmd_env_load(cmd_env *v, const char *model, const char *cluster,
                  int nodes, const topo_net *bw, llm_err *e)
 {
     memset(v, 0, sizeof *v);
-    mem_overhead_defaults(&v->ov);
     if (cmd_load_model(model, &v->m, e) || cmd_load_catalog(&v->cat, e))
         return -1;
     v->t = cmd_load_topo_net(cluster, nodes, -1, bw, &v->cat, e);
     if (!v->t || cfg_load_cost_calib(cmd_datadir(), &v->cat, v->t->gpu, &v->cc, e) ||
         cfg_load_coll_calib(cmd_datadir(), v->t, &v->kc, e) ||
-        cfg_load_idle_w(cmd_datadir(), v->t->gpu, &v->idle_w, e)) {
+        cfg_load_idle_w(cmd_datadir(), v->t->gpu, &v->idle_w, e) ||
+        cfg_load_overhead(cmd_datadir(), v->t->gpu, &v->ov, e)) {
         cmd_env_free(v);
         return -1;
     }

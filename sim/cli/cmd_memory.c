@@ -700,7 +700,8 @@ static int run(int argc, char **argv, llm_err *e)
     opts o;
     memset(&o, 0, sizeof o);
     plan_train_defaults(&o.t);
-    mem_overhead_defaults(&o.o);
+    if (cfg_load_overhead(cmd_datadir(), NULL, &o.o, e))
+        return EXIT_BAD_INPUT;
     o.i.kv_dtype = DT_COUNT;
     if (parse(argc, argv, &o, e))
         return EXIT_BAD_INPUT;

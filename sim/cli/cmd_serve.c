@@ -553,7 +553,9 @@ static int setup_pools(serve_input *in, topo *t, cost_calib *cc, llm_err *e)
     for (int k = 0; k < in->npools; k++) {
         in->pool[k].gpu = t->gpu;
         in->pool[k].cost = cc;
-        if (cfg_load_idle_w(cmd_datadir(), t->gpu, &in->pool[k].idle_w, e))
+        if (cfg_load_idle_w(cmd_datadir(), t->gpu, &in->pool[k].idle_w, e) ||
+            cfg_load_overhead(cmd_datadir(), t->gpu, &in->pool[k].overhead,
+                              e))
             return -1;
     }
     return 0;

@@ -434,7 +434,6 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     cost_calib cc;
     coll_calib kc;
     mem_overhead ov;
-    mem_overhead_defaults(&ov);
     memset(&cc, 0, sizeof cc);
     topo *t = NULL;
     if (check_budget(&o, &m, x.gpus, x.microbatches, e)) {
@@ -443,7 +442,8 @@ static int run_to(int argc, char **argv, json_t **out, llm_err *e)
     }
     t = cmd_load_topo_net(o.cluster, (int)o.nodes, -1, &x.net, &cat, e);
     if (!t || cfg_load_cost_calib(cmd_datadir(), &cat, t->gpu, &cc, e) ||
-        cfg_load_coll_calib(cmd_datadir(), t, &kc, e))
+        cfg_load_coll_calib(cmd_datadir(), t, &kc, e) ||
+        cfg_load_overhead(cmd_datadir(), t->gpu, &ov, e))
         goto out;
     train_input in = {&m, &o.plan, t, t->gpu, &cc, &kc, &ov, false, o.full,
                       o.trace, o.timeline, &o.loader, x.gpus};

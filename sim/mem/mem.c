@@ -7,19 +7,6 @@
 
 #include "base/util.h"
 
-void mem_overhead_defaults(mem_overhead *o)
-{
-    *o = (mem_overhead){
-        /* CUDA context with cuBLAS/cuDNN handles: ~0.3-0.6 GiB on
-         * Ampere/Hopper with CUDA 12 (what nvidia-smi shows for an idle
-         * PyTorch process); stated, override with --cuda-context-gib */
-        .cuda_context_bytes = 0.5 * GiB,
-        /* NCCL: NCCL_BUFFSIZE 4 MiB x 2 directions x 16 channels */
-        .nccl_bytes_per_group = 128.0 * MiB,
-        .reserve_frac = 0.05,
-    };
-}
-
 static int microbatches(const plan_train *p)
 {
     if (p->global_batch <= 0)

@@ -355,8 +355,7 @@ infer *infer_create(const infer_setup *s, llm_err *e)
     mi.weight_dtype = w;
     if (s->quant_group > 0)
         mi.quant_group = s->quant_group;
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = {0, 0, 0}; /* only the weights are read below */
     for (int st = 0; st < s->pp; st++) {
         int l0, l1;
         mem_stage_layers(s->m->layers, s->pp, st, &l0, &l1);

@@ -969,12 +969,11 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
     mi.max_batched_tokens = S->p->max_batched_tokens;
     mi.batch = S->p->max_num_seqs;
     mi.context = (S->p->max_batched_tokens + mi.batch - 1) / mi.batch;
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    const mem_overhead *o = &P->overhead;
     long best = -1;
     for (int s = 0; s < P->pp; s++) {
         mem_result r;
-        mem_infer_stage(m, &mi, &o, s, &r);
+        mem_infer_stage(m, &mi, o, s, &r);
         double room = S->p->gpu_mem_util * P->gpu->memory_bytes -
                       (r.weights + r.activations + r.cuda_context + r.nccl);
         double block = r.kv_per_token_gpu * S->p->block_size;

@@ -25,6 +25,7 @@
 #include "coll/coll.h"
 #include "cost/cost.h"
 #include "model/model.h"
+#include "mem/mem.h"
 #include "hw/topo.h"
 #include "serve/wl.h"
 
@@ -45,6 +46,7 @@ typedef struct serve_pool {
     const cost_calib *cost;
     int tp, pp, replicas, first_gpu;
     double idle_w; /* power with no kernel running (power model) */
+    mem_overhead overhead; /* CUDA context and NCCL buffers: the KV budget */
 } serve_pool;
 
 typedef struct serve_params {

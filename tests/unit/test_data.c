@@ -197,6 +197,90 @@ static void test_arch_errors(void **state)
            "nics.tsv:2: source: empty", NULL);
 }
 
+/* ---- calib/overhead.tsv ----------------------------------------------- */
+
+static void test_overhead_shipped(void **state)
+{
+    (void)state;
+    /* the '*' rows: 0.5 GiB context, 4 MiB x 2 x 16 channels of NCCL
+     * buffers per communicator, 5% allocator reserve */
+    mem_overhead o;
+    llm_err e;
+    assert_int_equal(cfg_load_overhead(".", gpu_find(&cat, "h100-sxm"), &o,
+                                       &e), 0);
+    assert_true(o.cuda_context_bytes == 0.5 * GiB);
+    assert_true(o.nccl_bytes_per_group == 4 * MiB * 2 * 16);
+    assert_true(o.reserve_frac == 0.05);
+}
+
+#define OV_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
+#define OV_STAR                                                             \
+    "*\tcuda_context\t0.5\tGiB\ts\n"                                      \
+    "*\tnccl_per_communicator\t128\tMiB\ts\n"                             \
+    "*\tallocator_reserve\t0.05\tfraction\ts\n"
+
+/* Loads `table` as calib/overhead.tsv for GPU gpu (NULL: '*'). */
+static const char *overhead_error(const char *table, const char *gpu,
+                                  mem_overhead *o)
+{
+    static llm_err e;
+    scratch();
+    put("calib/overhead.tsv", table);
+    int rc = cfg_load_overhead(dir, gpu ? gpu_find(&cat, gpu) : NULL, o, &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_overhead_per_gpu(void **state)
+{
+    (void)state;
+    mem_overhead o;
+    const char *t = OV_HEAD OV_STAR "h100-sxm\tcuda_context\t0.75\tGiB\tm\n";
+    /* H100 takes its own context row and the '*' rows of the others */
+    assert_null(overhead_error(t, "h100-sxm", &o));
+    assert_true(o.cuda_context_bytes == 0.75 * GiB);
+    assert_true(o.nccl_bytes_per_group == 128 * MiB);
+    /* A100 and the '*' request take the defaults */
+    assert_null(overhead_error(t, "a100-sxm-80gb", &o));
+    assert_true(o.cuda_context_bytes == 0.5 * GiB);
+    assert_null(overhead_error(t, NULL, &o));
+    assert_true(o.cuda_context_bytes == 0.5 * GiB);
+}
+
+static void test_overhead_errors(void **state)
+{
+    (void)state;
+    mem_overhead o;
+    expect(overhead_error(OV_HEAD OV_STAR "*\tcuda_contxt\t1\tGiB\ts\n",
+                          "h100-sxm", &o),
+           "overhead.tsv:5: cuda_contxt: unknown key",
+           "did you mean \"cuda_context\"");
+    expect(overhead_error(OV_HEAD "*\tallocator_reserve\t5\t%\ts\n",
+                          NULL, &o),
+           "overhead.tsv:2: allocator_reserve: 5 is out of range",
+           "expected 0..0.9 fraction");
+    expect(overhead_error(OV_HEAD OV_STAR "*\tcuda_context\t1\tGiB\ts\n",
+                          NULL, &o),
+           "overhead.tsv:5: cuda_context: a second row for *",
+           "the first is line 2");
+    expect(overhead_error(OV_HEAD "h100-sxm\tcuda_context\t1\tGiB\ts\n"
+                          "*\tnccl_per_communicator\t128\tMiB\ts\n"
+                          "*\tallocator_reserve\t0.05\tfraction\ts\n",
+                          "a100-sxm-80gb", &o),
+           "overhead.tsv: cuda_context: no row for a100-sxm-80gb and no '*'",
+           NULL);
+    expect(overhead_error(OV_HEAD "*\tcuda_context\tlots\tGiB\ts\n", NULL,
+                          &o),
+           "overhead.tsv:2: cuda_context: value \"lots\" is not a number",
+           NULL);
+    expect(overhead_error(OV_HEAD "*\tcuda_context\t0.5\tGiB\t\n", NULL,
+                          &o),
+           "overhead.tsv:2: cuda_context: empty source", NULL);
+    expect(overhead_error("gpu\tkey\tvalue\n*\tcuda_context\t0.5\n", NULL,
+                          &o),
+           "source: missing column", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +288,9 @@ int main(void)
         cmocka_unit_test(test_pcie_errors),
         cmocka_unit_test(test_arch_shipped),
         cmocka_unit_test(test_arch_errors),
+        cmocka_unit_test(test_overhead_shipped),
+        cmocka_unit_test(test_overhead_per_gpu),
+        cmocka_unit_test(test_overhead_errors),
     };
     return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);
 }

@@ -190,8 +190,7 @@ static void test_inference_llama70b(void **state)
     (void)state;
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     plan_infer p;
     plan_infer_defaults(&p, &m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
@@ -248,8 +247,7 @@ static void test_remedies_sorted(void **state)
     assert_non_null(g);
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     plan_infer p;
     plan_infer_defaults(&p, &m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
@@ -279,8 +277,7 @@ static void test_recommend_minimal(void **state)
     assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     plan_infer p;
     plan_infer_defaults(&p, &m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
@@ -379,8 +376,7 @@ static void test_lora_70b_fits(void **state)
     assert_non_null(h100);
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     struct {
         const gpu_spec *g;
         int tp, dp, zero;

@@ -17,7 +17,8 @@ static serve_input input(env *v, int tp, int pp, int replicas,
     in.coll = &v->coll;
     in.npools = 1;
     in.pool[0] = (serve_pool){.gpu = v->t->gpu, .cost = &v->cost, .tp = tp,
-                              .pp = pp, .replicas = replicas, .idle_w = 75};
+                              .pp = pp, .replicas = replicas, .idle_w = 75,
+                              .overhead = v->ov};
     serve_params_defaults(&in.p);
     in.req = req;
     in.nreq = n;
