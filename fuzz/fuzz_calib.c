@@ -14,6 +14,7 @@
  *   8 topologies/pcie.tsv -> cfg_load_gpus of the real catalog;
  *   9 nccl-arch.tsv, 10 nics.tsv -> cfg_load_coll_calib for a DGX H100;
  *   11 overhead.tsv -> cfg_load_overhead for the H100 and for '*';
+ *   12 economics.tsv -> cfg_load_econ;
  *   other values: as 7.
  *
  * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (the byte is 48 + n: '0'
@@ -36,6 +37,7 @@ static const struct {
     {"links.tsv", "calib"},           {NULL, NULL},
     {"pcie.tsv", "topologies"},       {"nccl-arch.tsv", "calib"},
     {"nics.tsv", "calib"},            {"overhead.tsv", "calib"},
+    {"economics.tsv", "calib"},
 };
 #define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 
@@ -212,6 +214,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mem_overhead o;
         fz_report("overhead", cfg_load_overhead(root, h100, &o, &e), &e);
         fz_report("overhead *", cfg_load_overhead(root, NULL, &o, &e), &e);
+    } else if (which == 12) {
+        econ_params ep;
+        fz_report("econ", cfg_load_econ(root, &ep, &e), &e);
     } else if (which == 8) {
         gpu_catalog c;
         char g[2048];

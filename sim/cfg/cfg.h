@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "coll/coll.h"
 #include "cost/cost.h"
+#include "decide/econ.h"
 #include "mem/mem.h"
 #include "hw/topo.h"
 #include "serve/serve.h"
@@ -70,6 +71,9 @@ int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
  * rows, else the '*' rows (g NULL: the '*' rows). */
 int cfg_load_overhead(const char *datadir, const gpu_spec *g, mem_overhead *o,
                       llm_err *e);
+
+/* The economics defaults from <datadir>/calib/economics.tsv. */
+int cfg_load_econ(const char *datadir, econ_params *p, llm_err *e);
 
 /* An experiment file (in configs/): what `llmsim train` simulates. */
 typedef struct cfg_experiment {

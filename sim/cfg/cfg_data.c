@@ -212,3 +212,21 @@ int cfg_load_overhead(const char *datadir, const gpu_spec *g, mem_overhead *o,
     o->reserve_frac = reserve;
     return 0;
 }
+
+/* ---- calib/economics.tsv -------------------------------------------------- */
+
+int cfg_load_econ(const char *datadir, econ_params *p, llm_err *e)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/calib/economics.tsv", datadir);
+    /* the bounds of a compare file's economics group */
+    const cfg_key want[] = {
+        {"amortization_years", 0.01, 100, "years", &p->amortization_years,
+         NULL, 0},
+        {"usd_per_kwh", 0, 100, "USD/kWh", &p->usd_per_kwh, NULL, 0},
+        {"pue", 1, 10, "ratio", &p->pue, NULL, 0},
+        {"server_usd_per_gpu", 0, 1e9, "USD", &p->server_usd_per_gpu, NULL,
+         0},
+    };
+    return cfg_keyed_load(path, NULL, want, 4, e);
+}

@@ -113,7 +113,8 @@ int cmd_compare_load(const char *path, cmd_compare_file *f, llm_err *e)
                                             "usd_per_kwh", "pue",
                                             "server_usd_per_gpu"};
     memset(f, 0, sizeof *f);
-    econ_defaults(&f->econ);
+    if (cfg_load_econ(cmd_datadir(), &f->econ, e))
+        return -1;
     f->train_tokens = 1e9;
     f->search = true;
     cfgu c = {path, e};

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cmd_compare.h"
 #include "test_util.h"
 
 /* A scratch data directory: <dir>/topologies and <dir>/calib. */
@@ -281,6 +282,79 @@ static void test_overhead_errors(void **state)
            "source: missing column", NULL);
 }
 
+/* ---- calib/economics.tsv ---------------------------------------------- */
+
+static void test_econ_shipped(void **state)
+{
+    (void)state;
+    /* 3-year amortization, $0.10/kWh (EIA industrial), PUE 1.3, no
+     * server share */
+    econ_params p;
+    llm_err e;
+    assert_int_equal(cfg_load_econ(".", &p, &e), 0);
+    assert_true(p.amortization_years == 3);
+    assert_true(p.usd_per_kwh == 0.10);
+    assert_true(p.pue == 1.3);
+    assert_true(p.server_usd_per_gpu == 0);
+}
+
+/* A compare file's economics group overrides the file's defaults, key by
+ * key (cmd_compare_load reads the data of $LLMSIM_DATA, as make unit
+ * sets it). */
+static void test_econ_compare_override(void **state)
+{
+    (void)state;
+    char path[128];
+    write_temp(path, sizeof path, ".cfg",
+               "training = \"configs/train-llama2-7b-8xh100.cfg\";\n"
+               "clusters = ( { cluster = \"dgx-h100\"; },\n"
+               "             { cluster = \"dgx-a100\"; } );\n"
+               "economics = { pue = 1.5; };\n");
+    static cmd_compare_file f; /* large */
+    llm_err e;
+    int rc = cmd_compare_load(path, &f, &e);
+    unlink(path);
+    if (rc)
+        print_error("%s\n", e.msg);
+    assert_int_equal(rc, 0);
+    assert_true(f.econ.pue == 1.5);
+    assert_true(f.econ.usd_per_kwh == 0.10);
+    assert_true(f.econ.amortization_years == 3);
+}
+
+#define ECON_OK                                                             \
+    "amortization_years\t3\ty\ts\nusd_per_kwh\t0.1\tu\ts\n"               \
+    "pue\t1.3\tr\ts\nserver_usd_per_gpu\t0\tu\ts\n"
+
+static const char *econ_error(const char *table)
+{
+    static llm_err e;
+    scratch();
+    put("calib/economics.tsv", table);
+    econ_params p;
+    int rc = cfg_load_econ(dir, &p, &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_econ_errors(void **state)
+{
+    (void)state;
+    assert_null(econ_error("key\tvalue\tunit\tsource\n" ECON_OK));
+    expect(econ_error("key\tvalue\tunit\tsource\n" ECON_OK
+                      "pue\t1.2\tr\ts\n"),
+           "economics.tsv:6: pue: a second row (the first is line 4",
+           NULL);
+    expect(econ_error("key\tvalue\tunit\tsource\n" ECON_OK
+                      "usd_per_kwhh\t0.1\tu\ts\n"),
+           "economics.tsv:6: usd_per_kwhh: unknown key",
+           "did you mean \"usd_per_kwh\"");
+    expect(econ_error("key\tvalue\tunit\tsource\npue\t0.9\tr\ts\n"),
+           "economics.tsv:2: pue: 0.9 is out of range", "expected 1..10");
+    expect(econ_error("key\tvalue\tunit\tsource\npue\t1.3\tr\ts\n"),
+           "economics.tsv: amortization_years: missing", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +365,9 @@ int main(void)
         cmocka_unit_test(test_overhead_shipped),
         cmocka_unit_test(test_overhead_per_gpu),
         cmocka_unit_test(test_overhead_errors),
+        cmocka_unit_test(test_econ_shipped),
+        cmocka_unit_test(test_econ_compare_override),
+        cmocka_unit_test(test_econ_errors),
     };
     return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);
 }
