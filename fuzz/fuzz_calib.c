@@ -15,6 +15,7 @@
  *   9 nccl-arch.tsv, 10 nics.tsv -> cfg_load_coll_calib for a DGX H100;
  *   11 overhead.tsv -> cfg_load_overhead for the H100 and for '*';
  *   12 economics.tsv -> cfg_load_econ;
+ *   13 fit.tsv -> cfg_load_fit_gpus;
  *   other values: as 7.
  *
  * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (the byte is 48 + n: '0'
@@ -37,7 +38,7 @@ static const struct {
     {"links.tsv", "calib"},           {NULL, NULL},
     {"pcie.tsv", "topologies"},       {"nccl-arch.tsv", "calib"},
     {"nics.tsv", "calib"},            {"overhead.tsv", "calib"},
-    {"economics.tsv", "calib"},
+    {"economics.tsv", "calib"},       {"fit.tsv", "calib"},
 };
 #define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 
@@ -217,6 +218,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (which == 12) {
         econ_params ep;
         fz_report("econ", cfg_load_econ(root, &ep, &e), &e);
+    } else if (which == 13) {
+        cfg_fit_gpu *g;
+        int n;
+        if (fz_report("fit", cfg_load_fit_gpus(root, &g, &n, &e), &e) == 0)
+            free(g);
     } else if (which == 8) {
         gpu_catalog c;
         char g[2048];

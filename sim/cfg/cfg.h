@@ -75,6 +75,20 @@ int cfg_load_overhead(const char *datadir, const gpu_spec *g, mem_overhead *o,
 /* The economics defaults from <datadir>/calib/economics.tsv. */
 int cfg_load_econ(const char *datadir, econ_params *p, llm_err *e);
 
+/* A GPU `llmsim calibrate --fit` writes tables for (calib/fit.tsv): fitted
+ * to the kernel traces in calib/vidur/<traces>/, or derived from a traced
+ * GPU; and its FlashAttention forward fraction of peak, with the source. */
+typedef struct cfg_fit_gpu {
+    char gpu[48], traces[64], derived_from[48]; /* "" where the row has - */
+    double flash_fwd;
+    char flash_src[512];
+} cfg_fit_gpu;
+
+/* The rows of <datadir>/calib/fit.tsv in file order (*out malloc'd, the
+ * caller frees). */
+int cfg_load_fit_gpus(const char *datadir, cfg_fit_gpu **out, int *n,
+                      llm_err *e);
+
 /* An experiment file (in configs/): what `llmsim train` simulates. */
 typedef struct cfg_experiment {
     char model[256], cluster[256];

@@ -230,3 +230,85 @@ int cfg_load_econ(const char *datadir, econ_params *p, llm_err *e)
     };
     return cfg_keyed_load(path, NULL, want, 4, e);
 }
+
+/* ---- calib/fit.tsv -------------------------------------------------------- */
+
+/* A name column: "-" is "", otherwise 1..len-1 characters. */
+static int name_cell(const tsv *t, int r, int c, char *out, size_t len,
+                     llm_err *e)
+{
+    const char *s = tsv_get(t, r, c);
+    if (!s[0] || strlen(s) >= len)
+        return err_at(e, t->path, t->line[r], t->head[c], "\"%s\" (expected "
+                      "a name of 1 to %zu characters, or -)", s, len - 1);
+    snprintf(out, len, "%s", strcmp(s, "-") == 0 ? "" : s);
+    return 0;
+}
+
+static int fit_row(const tsv *t, int r, const int c[5], cfg_fit_gpu *out,
+                   llm_err *e)
+{
+    cfg_fit_gpu *g = &out[r];
+    if (name_cell(t, r, c[0], g->gpu, sizeof g->gpu, e) ||
+        name_cell(t, r, c[1], g->traces, sizeof g->traces, e) ||
+        name_cell(t, r, c[2], g->derived_from, sizeof g->derived_from, e) ||
+        tsv_num(t, r, c[3], 1e-3, 1, &g->flash_fwd, e))
+        return -1;
+    const char *src = tsv_get(t, r, c[4]);
+    if (!src[0] || strlen(src) >= sizeof g->flash_src)
+        return err_at(e, t->path, t->line[r], "source", "%s (expected where "
+                      "the fraction comes from, under %zu characters)",
+                      src[0] ? "too long" : "empty", sizeof g->flash_src);
+    snprintf(g->flash_src, sizeof g->flash_src, "%s", src);
+    if (!g->gpu[0] || !g->traces[0] == !g->derived_from[0])
+        return err_at(e, t->path, t->line[r], "traces", "%s (expected a GPU "
+                      "with either traces or derived_from, the other -)",
+                      g->gpu[0] ? g->gpu : "-");
+    for (int q = 0; q < r; q++)
+        if (strcmp(out[q].gpu, g->gpu) == 0)
+            return err_at(e, t->path, t->line[r], "gpu", "%s again (line %d "
+                          "has it; expected one row per GPU)", g->gpu,
+                          t->line[q]);
+    return 0;
+}
+
+int cfg_load_fit_gpus(const char *datadir, cfg_fit_gpu **out, int *n,
+                      llm_err *e)
+{
+    *out = NULL;
+    *n = 0;
+    char path[1100];
+    snprintf(path, sizeof path, "%s/calib/fit.tsv", datadir);
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    static const char *const names[5] = {"gpu", "traces", "derived_from",
+                                         "flash_fwd_peak_fraction", "source"};
+    int c[5], rc = 0;
+    for (int i = 0; rc == 0 && i < 5; i++)
+        rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
+    cfg_fit_gpu *g = calloc((size_t)t.rows + 1, sizeof *g);
+    if (rc == 0 && !g)
+        rc = err_set(e, "%s: out of memory", path);
+    for (int r = 0; rc == 0 && r < t.rows; r++)
+        rc = fit_row(&t, r, c, g, e);
+    /* a derived GPU's base must be fitted, not derived itself */
+    for (int r = 0; rc == 0 && r < t.rows; r++) {
+        int base = -1;
+        for (int q = 0; g[r].derived_from[0] && q < t.rows; q++)
+            if (strcmp(g[q].gpu, g[r].derived_from) == 0 && g[q].traces[0])
+                base = q;
+        if (g[r].derived_from[0] && base < 0)
+            rc = err_at(e, path, t.line[r], "derived_from", "%s is not a "
+                        "traced row of this table (expected a GPU with "
+                        "traces)", g[r].derived_from);
+    }
+    if (rc == 0) {
+        *out = g;
+        *n = t.rows;
+    } else {
+        free(g);
+    }
+    tsv_free(&t);
+    return rc;
+}

@@ -355,6 +355,62 @@ static void test_econ_errors(void **state)
            "economics.tsv: amortization_years: missing", NULL);
 }
 
+/* ---- calib/fit.tsv ---------------------------------------------------- */
+
+static void test_fit_shipped(void **state)
+{
+    (void)state;
+    cfg_fit_gpu *g;
+    int n;
+    llm_err e;
+    assert_int_equal(cfg_load_fit_gpus(".", &g, &n, &e), 0);
+    assert_int_equal(n, 5);
+    /* traced first (a100 then h100: the order calibrate fits them in) */
+    assert_string_equal(g[0].gpu, "a100-sxm-80gb");
+    assert_string_equal(g[0].traces, "a100");
+    assert_string_equal(g[0].derived_from, "");
+    assert_true(g[0].flash_fwd == 0.73); /* FlashAttention-2 on A100 */
+    assert_non_null(strstr(g[0].flash_src, "arXiv 2307.08691"));
+    /* H200 from H100, FlashAttention-3's 75% */
+    assert_string_equal(g[2].gpu, "h200");
+    assert_string_equal(g[2].traces, "");
+    assert_string_equal(g[2].derived_from, "h100-sxm");
+    assert_true(g[2].flash_fwd == 0.75);
+    free(g);
+}
+
+#define FIT_HEAD "gpu\ttraces\tderived_from\tflash_fwd_peak_fraction\tsource\n"
+#define FIT_A "a\tta\t-\t0.7\ts\n"
+
+static const char *fit_error(const char *table)
+{
+    static llm_err e;
+    scratch();
+    put("calib/fit.tsv", table);
+    cfg_fit_gpu *g;
+    int n;
+    int rc = cfg_load_fit_gpus(dir, &g, &n, &e);
+    scratch_remove();
+    if (rc == 0)
+        free(g);
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_fit_errors(void **state)
+{
+    (void)state;
+    assert_null(fit_error(FIT_HEAD FIT_A "b\t-\ta\t0.7\ts\n"));
+    expect(fit_error(FIT_HEAD FIT_A "b\ttb\ta\t0.7\ts\n"),
+           "fit.tsv:3: traces: b", "either traces or derived_from");
+    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t0.7\ts\nc\t-\tb\t0.7\ts\n"),
+           "fit.tsv:4: derived_from: b is not a traced row", NULL);
+    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t1.7\ts\n"),
+           "fit.tsv:3: flash_fwd_peak_fraction: 1.7 is out of range", NULL);
+    expect(fit_error(FIT_HEAD FIT_A FIT_A), "fit.tsv:3: gpu: a again", NULL);
+    expect(fit_error(FIT_HEAD "a\tta\t-\t0.7\t\n"),
+           "fit.tsv:2: source: empty", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +424,8 @@ int main(void)
         cmocka_unit_test(test_econ_shipped),
         cmocka_unit_test(test_econ_compare_override),
         cmocka_unit_test(test_econ_errors),
+        cmocka_unit_test(test_fit_shipped),
+        cmocka_unit_test(test_fit_errors),
     };
     return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);
 }
