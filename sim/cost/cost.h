@@ -51,7 +51,8 @@ typedef struct cost_op {
     int heads, kv_heads, head_dim, v_head_dim; /* attention */
     double q_len, kv_len;
     double kv_bytes; /* attention: bytes per cached K/V element (fp8 KV
-                        cache: 1); 0 = 16-bit */
+                        cache: 1); 0 = the activations' (dt's size, 16-bit
+                        for 8-bit dtypes) */
     bool causal, flash;
     double elems;                       /* norm, softmax, elementwise, ... */
     int reads, writes;                  /* elementwise operands */

@@ -210,7 +210,7 @@ static states stage_states(const model_spec *m, int tp, int ep, int pp,
 
 static double act_bytes_per_value(const plan_train *p)
 {
-    return mem_weight_bytes_per_param(p->precision) == 4 ? 4 : 2;
+    return dtype_bytes(plan_act_dtype(p));
 }
 
 /* Korthikanti et al. §4.1 generalized.  Per layer, one microbatch, in
