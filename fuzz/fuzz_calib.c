@@ -16,6 +16,7 @@
  *   11 overhead.tsv -> cfg_load_overhead for the H100 and for '*';
  *   12 economics.tsv -> cfg_load_econ;
  *   13 fit.tsv -> cfg_load_fit_gpus;
+ *   14 kernels.tsv -> cfg_load_cost_calib for the H100;
  *   other values: as 7.
  *
  * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (the byte is 48 + n: '0'
@@ -39,6 +40,7 @@ static const struct {
     {"pcie.tsv", "topologies"},       {"nccl-arch.tsv", "calib"},
     {"nics.tsv", "calib"},            {"overhead.tsv", "calib"},
     {"economics.tsv", "calib"},       {"fit.tsv", "calib"},
+    {"kernels.tsv", "calib"},
 };
 #define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 
@@ -223,6 +225,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int n;
         if (fz_report("fit", cfg_load_fit_gpus(root, &g, &n, &e), &e) == 0)
             free(g);
+    } else if (which == 14) {
+        cost_calib c;
+        if (fz_report("kernels", cfg_load_cost_calib(root, &cat, h100, &c, &e),
+                      &e) == 0)
+            cost_calib_free(&c);
     } else if (which == 8) {
         gpu_catalog c;
         char g[2048];

@@ -84,6 +84,11 @@ typedef struct cost_calib {
     double launch_s;
     char launch_source[512];
     double pcie_eff;
+    /* calib/kernels.tsv (cfg_load_cost_calib; 0 from cfg_load_cost_dir,
+     * which reads one directory's tables) */
+    double flash_bwd_ratio;    /* FlashAttention backward / forward time */
+    char flash_bwd_source[512];
+    double dropout_mask_bytes; /* per element of the unfused dropout mask */
 } cost_calib;
 
 typedef struct cost_result {

@@ -283,11 +283,15 @@ static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
     *bwd = op_s(c, &qk_b1) + op_s(c, &qk_b2) + op_s(c, &pv_b1) +
            op_s(c, &pv_b2) + op_s(c, &sm_b);
     if (c->m->dropout > 0) {
-        /* the probabilities in and out, and a 1-byte mask: 2.5 16-bit
-         * passes; backward reads the gradient and the mask */
+        /* the probabilities in and out (two activation passes) and the
+         * mask (kernels.tsv dropout_mask_bytes per element: 1 byte makes
+         * 1.25 x the passes in 16-bit); backward reads the gradient and
+         * the mask */
         cost_op dr = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = sq,
                       .reads = 1, .writes = 1, .mem = MEM_ACTIVATION};
-        double x = op_s(c, &dr) * 1.25;
+        double mask = (2 * c->act_b + c->in->cost->dropout_mask_bytes) /
+                      (2 * c->act_b);
+        double x = op_s(c, &dr) * mask;
         *fwd += x;
         *bwd += x;
     }
@@ -332,7 +336,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     double at, at_bwd;
     if (p->flash_attn) {
         at = op_s(c, &a);
-        at_bwd = 2.5 * at; /* FlashAttention-2: 5 matmuls backward vs 2 */
+        at_bwd = c->in->cost->flash_bwd_ratio * at; /* kernels.tsv */
     } else {
         unfused_attention(c, &a, &at, &at_bwd);
     }
@@ -950,6 +954,10 @@ static int check_inputs(const train_input *in, llm_err *e)
     if (p->global_batch > 0 && p->global_batch % (p->micro_batch * p->dp))
         return err_set(e, "--global-batch %d is not a multiple of micro-batch "
                           "x dp = %d", p->global_batch, p->micro_batch * p->dp);
+    if (in->cost->flash_bwd_ratio <= 0 || in->cost->dropout_mask_bytes <= 0)
+        return err_set(e, "%s: no kernel ratios (expected the calibration "
+                          "with calib/kernels.tsv, as cfg_load_cost_calib "
+                          "reads it)", in->cost->dir);
     return 0;
 }
 

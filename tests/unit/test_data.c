@@ -1,6 +1,7 @@
 /* Figures moved from C into data files: each loader reads the shipped
  * file (a value checked against the row it comes from) and names file,
  * line and key for a bad row. */
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -411,6 +412,66 @@ static void test_fit_errors(void **state)
            "fit.tsv:2: source: empty", NULL);
 }
 
+/* ---- calib/kernels.tsv ------------------------------------------------ */
+
+static void test_kernels_shipped(void **state)
+{
+    (void)state;
+    /* FlashAttention-2: 5 matmuls backward against 2 forward; a one-byte
+     * dropout mask */
+    cost_calib c;
+    llm_err e;
+    assert_int_equal(cfg_load_cost_calib(".", &cat, gpu_find(&cat, "h100-sxm"),
+                                         &c, &e), 0);
+    assert_true(c.flash_bwd_ratio == 2.5);
+    assert_non_null(strstr(c.flash_bwd_source, "2307.08691"));
+    assert_true(c.dropout_mask_bytes == 1);
+    cost_calib_free(&c);
+}
+
+/* calib/kernels.tsv in a scratch data directory whose calib/h100-sxm is
+ * the real one. */
+static const char *kernels_error(const char *table, cost_calib *c)
+{
+    static llm_err e;
+    scratch();
+    put("calib/kernels.tsv", table);
+    char real[PATH_MAX], link[256];
+    assert_non_null(realpath("calib/h100-sxm", real));
+    snprintf(link, sizeof link, "%s/calib/h100-sxm", dir);
+    assert_int_equal(symlink(real, link), 0);
+    int rc = cfg_load_cost_calib(dir, &cat, gpu_find(&cat, "h100-sxm"), c,
+                                 &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+#define K_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
+#define K_STAR                                                              \
+    "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"                             \
+    "*\tdropout_mask_bytes\t1\tbytes\ts\n"
+
+static void test_kernels_errors(void **state)
+{
+    (void)state;
+    cost_calib c;
+    /* a GPU's own row wins */
+    assert_null(kernels_error(K_HEAD K_STAR
+                              "h100-sxm\tflash_bwd_over_fwd\t3\tratio\tm\n",
+                              &c));
+    assert_true(c.flash_bwd_ratio == 3);
+    assert_string_equal(c.flash_bwd_source, "m");
+    cost_calib_free(&c);
+    expect(kernels_error(K_HEAD K_STAR "*\tflash_bwd\t3\tratio\ts\n", &c),
+           "kernels.tsv:4: flash_bwd: unknown key",
+           "expected flash_bwd_over_fwd, dropout_mask_bytes");
+    expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t0\tratio\ts\n", &c),
+           "kernels.tsv:2: flash_bwd_over_fwd: 0 is out of range", NULL);
+    expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n",
+                         &c),
+           "kernels.tsv: dropout_mask_bytes: no row for h100-sxm", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +487,8 @@ int main(void)
         cmocka_unit_test(test_econ_errors),
         cmocka_unit_test(test_fit_shipped),
         cmocka_unit_test(test_fit_errors),
+        cmocka_unit_test(test_kernels_shipped),
+        cmocka_unit_test(test_kernels_errors),
     };
     return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);
 }
