@@ -240,7 +240,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/llmsim/topologies \
 	  $(DESTDIR)$(PREFIX)/share/llmsim/models
 	install -m 755 llmsim $(DESTDIR)$(PREFIX)/bin/llmsim
-	install -m 644 topologies/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/topologies/
+	install -m 644 topologies/*.cfg topologies/*.tsv $(DESTDIR)$(PREFIX)/share/llmsim/topologies/
 	install -m 644 models/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/models/
 	install -d $(DESTDIR)$(PREFIX)/share/llmsim/configs/traces
 	install -m 644 configs/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/configs/
@@ -251,4 +251,4 @@ install: all
 clean:
 	rm -rf build build-asan build-mpi build-fuzz build-check llmsim llmsim-mpi
 
--include $(wildcard $(BUILD)/*/*.d $(BUILD)/fuzz/*.d)
+-include $(wildcard $(BUILD)/*/*.d)

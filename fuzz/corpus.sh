@@ -78,7 +78,9 @@ printf 'empirical:lengths.txt\n# prompt lengths\n12\n\n 300 # long\n7\n' \
 # calib: "<digit><table>" (fuzz/fuzz_calib.c): 0 gemm (the {1, 65536}^3
 # corner of each dtype's grid), 1 hbm, 2 attention, 3 launch, 4 power,
 # 5 nccl-protocol (the rows the loader reads, sources shortened), 6 links,
-# 7 any table
+# 7 any table, 8 topologies/pcie.tsv, 9 nccl-arch, 10 nics (byte ':'),
+# 11 overhead (';'), 12 economics ('<'), 13 fit ('='),
+# 14 kernels ('>')
 for g in h100-sxm rtx-4090; do
     { printf 0; awk -F'\t' '/^#/ || !h { if (!/^#/) h = 1; print; next }
                             ($2 == 1 || $2 == 65536) && ($3 == 1 || $3 == 65536) &&
@@ -98,6 +100,13 @@ done
         sub(/@[0-9a-f]+:/, ":", $8); print $1, $2, $3, $4, $5, $6, $7, $8 }'; } > $C/calib/5-nccl-protocol
 { printf 6; cat calib/links.tsv; } > $C/calib/6-links
 { printf 7; cat calib/published.tsv; } > $C/calib/7-published
+{ printf 8; cat topologies/pcie.tsv; } > $C/calib/8-pcie
+{ printf 9; cat calib/nccl-arch.tsv; } > $C/calib/9-nccl-arch
+{ printf :; cat calib/nics.tsv; } > $C/calib/10-nics
+{ printf ';'; cat calib/overhead.tsv; } > $C/calib/11-overhead
+{ printf '<'; cat calib/economics.tsv; } > $C/calib/12-economics
+{ printf '='; cat calib/fit.tsv; } > $C/calib/13-fit
+{ printf '>'; cat calib/kernels.tsv; } > $C/calib/14-kernels
 
 # sweep: "<digit>..." (fuzz/fuzz_sweep.c): 0 --vary lines, 1 a file with a
 # sweep group, 2 a result CSV of the fixed sweep tp 1,2,4 x nodes 1:8:*2

@@ -1,5 +1,5 @@
-/* Fuzz target: the calibration tables.  The first byte picks a table (its
- * value mod 8), the rest is that table's text:
+/* Fuzz target: the calibration and hardware tables.  The first byte picks a
+ * table (its value mod 16), the rest is that table's text:
  *
  *   0 gemm.tsv  1 hbm.tsv  2 attention.tsv  3 launch.tsv
  *      -> cfg_load_cost_dir over a directory holding the fuzzed table and
@@ -10,9 +10,17 @@
  *   4 power.tsv -> cfg_load_idle_w;
  *   5 nccl-protocol.tsv, 6 links.tsv -> cfg_load_coll_calib for a DGX H100
  *         (and links.tsv's PCIe row through cfg_load_cost_calib);
- *   7 any table -> tsv_load, every column by name, every cell as a number.
+ *   7 any table -> tsv_load, every column by name, every cell as a number;
+ *   8 topologies/pcie.tsv -> cfg_load_gpus of the real catalog;
+ *   9 nccl-arch.tsv, 10 nics.tsv -> cfg_load_coll_calib for a DGX H100;
+ *   11 overhead.tsv -> cfg_load_overhead for the H100 and for '*';
+ *   12 economics.tsv -> cfg_load_econ;
+ *   13 fit.tsv -> cfg_load_fit_gpus;
+ *   14 kernels.tsv -> cfg_load_cost_calib for the H100;
+ *   other values: as 7.
  *
- * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (digits are 48 + n). */
+ * Seeds are "0" + gemm.tsv, "1" + hbm.tsv, ... (the byte is 48 + n: '0'
+ * to '9', then ':' for 10, ';' for 11, ...). */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,12 +29,23 @@
 #include "fuzz_util.h"
 #include "base/tsv.h"
 
-static const char *const tables[7] = {"gemm.tsv", "hbm.tsv", "attention.tsv",
-                                      "launch.tsv", "power.tsv",
-                                      "nccl-protocol.tsv", "links.tsv"};
+/* Each table and its folder in a data directory; index 7 is "any table". */
+static const struct {
+    const char *name, *sub;
+} tables[] = {
+    {"gemm.tsv", "calib/h100-sxm"},   {"hbm.tsv", "calib/h100-sxm"},
+    {"attention.tsv", "calib/h100-sxm"}, {"launch.tsv", "calib/h100-sxm"},
+    {"power.tsv", "calib"},           {"nccl-protocol.tsv", "calib"},
+    {"links.tsv", "calib"},           {NULL, NULL},
+    {"pcie.tsv", "topologies"},       {"nccl-arch.tsv", "calib"},
+    {"nics.tsv", "calib"},            {"overhead.tsv", "calib"},
+    {"economics.tsv", "calib"},       {"fit.tsv", "calib"},
+    {"kernels.tsv", "calib"},
+};
+#define NTABLES ((int)(sizeof tables / sizeof tables[0]))
 
-static char root[1100];  /* a data directory: calib/ and calib/h100-sxm/ */
-static char calib[1200]; /* root/calib */
+static char root[1100];  /* a data directory: topologies/, calib/ and
+                            calib/h100-sxm/ */
 static char dir[1300];   /* root/calib/h100-sxm */
 static gpu_catalog cat;
 static const gpu_spec *h100;
@@ -41,13 +60,13 @@ static void die(const char *what, const char *msg)
 /* path of table i in the scratch data directory */
 static void table_path(int i, char *out, size_t len)
 {
-    snprintf(out, len, "%s/%s", i < 4 ? dir : calib, tables[i]);
+    snprintf(out, len, "%s/%s/%s", root, tables[i].sub, tables[i].name);
 }
 
 static void real_path(int i, char *out, size_t len)
 {
-    snprintf(out, len, "%s/calib/%s%s", fz_datadir(), i < 4 ? "h100-sxm/" : "",
-             tables[i]);
+    snprintf(out, len, "%s/%s/%s", fz_datadir(), tables[i].sub,
+             tables[i].name);
 }
 
 /* gemm.tsv without the rows whose m, n or k is not 1 or 65536 (the corners
@@ -104,17 +123,21 @@ static void setup(void)
 {
     if (root[0])
         return;
-    snprintf(root, sizeof root, "%s/data", fz_tmpdir());
-    snprintf(calib, sizeof calib, "%s/calib", root);
-    snprintf(dir, sizeof dir, "%s/h100-sxm", calib);
-    if (mkdir(root, 0700) || mkdir(calib, 0700) || mkdir(dir, 0700))
-        die(dir, "cannot make");
-    for (int i = 0; i < 7; i++)
-        restore(i);
     char p[2048];
+    snprintf(root, sizeof root, "%s/data", fz_tmpdir());
+    snprintf(p, sizeof p, "%s/calib", root);
+    snprintf(dir, sizeof dir, "%s/h100-sxm", p);
+    if (mkdir(root, 0700) || mkdir(p, 0700) || mkdir(dir, 0700))
+        die(dir, "cannot make");
+    snprintf(p, sizeof p, "%s/topologies", root);
+    if (mkdir(p, 0700))
+        die(p, "cannot make");
+    for (int i = 0; i < NTABLES; i++)
+        if (tables[i].name)
+            restore(i);
     llm_err e;
     snprintf(p, sizeof p, "%s/topologies/gpus.cfg", fz_datadir());
-    if (cfg_load_gpus(p, &cat, &e))
+    if (cfg_load_gpus(p, fz_datadir(), &cat, &e))
         die(p, e.msg);
     if (!(h100 = gpu_find(&cat, "h100-sxm")))
         die(p, "no h100-sxm");
@@ -167,9 +190,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     setup();
-    int which = data[0] % 8;
+    int which = data[0] % 16;
     char p[2048];
-    if (which == 7) {
+    if (which >= NTABLES || !tables[which].name) {
         const char *q = fz_write("any.tsv", data + 1, size - 1);
         if (q)
             any_table(q);
@@ -190,7 +213,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (which == 4) {
         double w;
         fz_report("idle_w", cfg_load_idle_w(root, h100, &w, &e), &e);
-    } else {
+    } else if (which == 11) {
+        mem_overhead o;
+        fz_report("overhead", cfg_load_overhead(root, h100, &o, &e), &e);
+        fz_report("overhead *", cfg_load_overhead(root, NULL, &o, &e), &e);
+    } else if (which == 12) {
+        econ_params ep;
+        fz_report("econ", cfg_load_econ(root, &ep, &e), &e);
+    } else if (which == 13) {
+        cfg_fit_gpu *g;
+        int n;
+        if (fz_report("fit", cfg_load_fit_gpus(root, &g, &n, &e), &e) == 0)
+            free(g);
+    } else if (which == 14) {
+        cost_calib c;
+        if (fz_report("kernels", cfg_load_cost_calib(root, &cat, h100, &c, &e),
+                      &e) == 0)
+            cost_calib_free(&c);
+    } else if (which == 8) {
+        gpu_catalog c;
+        char g[2048];
+        snprintf(g, sizeof g, "%s/topologies/gpus.cfg", fz_datadir());
+        if (fz_report("pcie", cfg_load_gpus(g, root, &c, &e), &e) == 0)
+            gpu_catalog_free(&c);
+    } else { /* 5, 6, 9, 10 */
         coll_calib k;
         fz_report("coll_calib", cfg_load_coll_calib(root, dgx, &k, &e), &e);
         if (which == 6) {

@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     gpu_catalog c;
     llm_err e = {{0}};
-    if (fz_report("gpus", cfg_load_gpus(p, &c, &e), &e) == 0) {
+    if (fz_report("gpus", cfg_load_gpus(p, fz_datadir(), &c, &e), &e) == 0) {
         if (c.n > 0)
             (void)gpu_find(&c, c.gpus[c.n - 1].name);
         gpu_catalog_free(&c);

@@ -37,7 +37,7 @@ static const gpu_catalog *catalog(void)
         char p[2048];
         llm_err e;
         snprintf(p, sizeof p, "%s/topologies/gpus.cfg", fz_datadir());
-        if (cfg_load_gpus(p, &cat, &e)) {
+        if (cfg_load_gpus(p, fz_datadir(), &cat, &e)) {
             fprintf(stderr, "fuzz_topo: %s\n", e.msg);
             abort(); /* the harness's own data, not the input */
         }

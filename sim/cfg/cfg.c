@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg/cfg_tsv.h"
 #include "cfg/cfg_util.h"
 #include "base/util.h"
 
@@ -211,7 +212,8 @@ static int load_caps(cfgu *c, const config_setting_t *s, gpu_spec *g)
     return 0;
 }
 
-static int load_gpu(cfgu *c, const config_setting_t *s, gpu_spec *g)
+static int load_gpu(cfgu *c, const config_setting_t *s, const cfg_pcie *pcie,
+                    gpu_spec *g)
 {
     double mem_gib = 0, bw = 0, nvl = 0;
     int ff = 0, tdp = 0, price = 0;
@@ -251,6 +253,14 @@ static int load_gpu(cfgu *c, const config_setting_t *s, gpu_spec *g)
         load_caps(c, config_setting_get_member(s, "caps"), g) ||
         cfgu_str(c, s, "source", true, g->source, sizeof g->source))
         return -1;
+    if (pcie->GTps[g->pcie_gen] <= 0)
+        return err_at(c->e, c->file,
+                      cfgu_line(config_setting_get_member(s, "pcie_gen")),
+                      "pcie_gen", "no row for generation %d in %s (expected "
+                      "a generation the table lists)", g->pcie_gen,
+                      pcie->path);
+    g->pcie_lane_GTps = pcie->GTps[g->pcie_gen];
+    g->pcie_encoding = pcie->encoding[g->pcie_gen];
     snprintf(g->form_factor, sizeof g->form_factor, "%s", form_factors[ff]);
     g->memory_bytes = mem_gib * GiB;
     g->mem_bw_Bps = bw * 1e9;
@@ -262,10 +272,14 @@ static int load_gpu(cfgu *c, const config_setting_t *s, gpu_spec *g)
     return 0;
 }
 
-int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e)
+int cfg_load_gpus(const char *path, const char *datadir, gpu_catalog *out,
+                  llm_err *e)
 {
     memset(out, 0, sizeof *out);
     snprintf(out->path, sizeof out->path, "%s", path);
+    cfg_pcie pcie;
+    if (cfg_pcie_load(datadir, &pcie, e))
+        return -1;
     cfgu c = {path, e};
     config_t cfg;
     config_init(&cfg);
@@ -291,7 +305,7 @@ int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e)
     }
     for (int i = 0; i < n; i++) {
         const config_setting_t *s = config_setting_get_elem(list, (unsigned)i);
-        if (load_gpu(&c, s, &out->gpus[i]))
+        if (load_gpu(&c, s, &pcie, &out->gpus[i]))
             goto out;
         for (int k = 0; k < i; k++)
             if (strcmp(out->gpus[k].name, out->gpus[i].name) == 0) {

@@ -10,14 +10,17 @@
 #include "model/model.h"
 #include "coll/coll.h"
 #include "cost/cost.h"
+#include "decide/econ.h"
 #include "mem/mem.h"
 #include "hw/topo.h"
 #include "serve/serve.h"
 #include "train/train.h"
 #include "decide/exp.h"
 
-/* Loads topologies/gpus.cfg (or any file in that format). */
-int cfg_load_gpus(const char *path, gpu_catalog *out, llm_err *e);
+/* Loads topologies/gpus.cfg (or any file in that format); each GPU's PCIe
+ * rate and encoding come from <datadir>/topologies/pcie.tsv. */
+int cfg_load_gpus(const char *path, const char *datadir, gpu_catalog *out,
+                  llm_err *e);
 
 /* Loads a model: a llmsim .cfg or a Hugging Face config.json (by the
  * extension .json). */
@@ -34,10 +37,27 @@ int cfg_load_topology(const char *path, const char *datadir,
                       topo_nodespec *spec, int *nodes,
                       topo_fabricspec *fabric, llm_err *e);
 
+/* Which rows of the collective calibration a topology selects: NCCL's
+ * architecture (the arch of nccl-protocol.tsv's per-architecture rows) and
+ * each link kind's arch in links.tsv ("hopper", "gen5", "ndr", ...). */
+typedef struct cfg_coll_keys {
+    char nccl[24];
+    char link[LINK_KIND_COUNT][24];
+} cfg_coll_keys;
+
+/* The keys from <datadir>/calib/nccl-arch.tsv (by the GPU's compute
+ * capability), the PCIe generation and <datadir>/calib/nics.tsv (by the
+ * NIC's line rate). */
+int cfg_coll_keys_of(const char *datadir, const topo *t, cfg_coll_keys *keys,
+                     llm_err *e);
+
 /* Collective calibration for a topology: <datadir>/calib/nccl-protocol.tsv
- * and <datadir>/calib/links.tsv. */
+ * and <datadir>/calib/links.tsv, at the rows cfg_coll_keys_of selects (or
+ * at `keys`, which a run may set). */
 int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
                         llm_err *e);
+int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
+                             coll_calib *k, llm_err *e);
 
 /* Compute-cost calibration for GPU g: its own calib/<gpu>/ tables, or the
  * closest calibrated GPU's (named in derived_from). */
@@ -47,6 +67,28 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
  * and launch.tsv). */
 int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
                       cost_calib *c, llm_err *e);
+
+/* Memory besides tensors on GPU g from <datadir>/calib/overhead.tsv: its
+ * rows, else the '*' rows (g NULL: the '*' rows). */
+int cfg_load_overhead(const char *datadir, const gpu_spec *g, mem_overhead *o,
+                      llm_err *e);
+
+/* The economics defaults from <datadir>/calib/economics.tsv. */
+int cfg_load_econ(const char *datadir, econ_params *p, llm_err *e);
+
+/* A GPU `llmsim calibrate --fit` writes tables for (calib/fit.tsv): fitted
+ * to the kernel traces in calib/vidur/<traces>/, or derived from a traced
+ * GPU; and its FlashAttention forward fraction of peak, with the source. */
+typedef struct cfg_fit_gpu {
+    char gpu[48], traces[64], derived_from[48]; /* "" where the row has - */
+    double flash_fwd;
+    char flash_src[512];
+} cfg_fit_gpu;
+
+/* The rows of <datadir>/calib/fit.tsv in file order (*out malloc'd, the
+ * caller frees). */
+int cfg_load_fit_gpus(const char *datadir, cfg_fit_gpu **out, int *n,
+                      llm_err *e);
 
 /* Idle power of GPU g from <datadir>/calib/power.tsv (its row, or the
  * '*' row's fraction of its TDP). */
@@ -81,6 +123,9 @@ void cfg_sweep_group_free(cfg_sweep_group *g);
 /* Reads and checks a compare file into *f (its defaults first).  *f holds
  * no heap memory. */
 int cfg_compare_load(const char *path, exp_compare *f, llm_err *e);
+/* The economics f leaves at -1 from calib/economics.tsv (after the file,
+ * --set and flags). */
+int cfg_compare_econ(exp_compare *f, llm_err *e);
 
 /* ---- data by name (cfg_loader.c) ------------------------------------------- */
 

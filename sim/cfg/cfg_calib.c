@@ -1,9 +1,11 @@
 /* Collective calibration: NCCL's own model constants (calib/nccl-protocol.tsv,
  * read from NCCL's tuning.cc) and achievable link fractions
- * (calib/links.tsv), chosen for the topology's GPU architecture, PCIe
- * generation and NIC speed. */
+ * (calib/links.tsv), chosen for the topology's GPU architecture
+ * (calib/nccl-arch.tsv), PCIe generation and NIC speed (calib/nics.tsv). */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cfg/cfg.h"
@@ -37,14 +39,6 @@ static int hw_of(const char *s)
         if (strcmp(s, names[h]) == 0)
             return h;
     return -1;
-}
-
-/* NCCL's compute-capability buckets: volta < 80 <= ampere < 90 <= hopper
- * < 100 <= blackwell (tuning.cc). */
-static const char *cc_bucket(int sm)
-{
-    return sm >= 100 ? "blackwell" : sm >= 90 ? "hopper" : sm >= 80 ? "ampere"
-                                                                   : "volta";
 }
 
 typedef struct cols {
@@ -137,20 +131,137 @@ static int load_protocol(const char *path, const char *cc, coll_calib *k,
     return rc;
 }
 
-/* The arch key of a link row for this topology. */
-static void link_keys(const topo *t, char keys[LINK_KIND_COUNT][24])
+/* ---- calib/nccl-arch.tsv: compute capability -> arch ------------------ */
+
+/* Row r of nccl-arch.tsv, checked; *hit when it is the first row of its
+ * table to hold sm (the table's arch then copied to out[table]). */
+static int arch_row(const tsv *t, int r, const int c[5], int sm,
+                    char out[2][24], llm_err *e)
 {
-    const gpu_spec *g = t->gpu;
-    snprintf(keys[LINK_NVLINK], 24, "%s",
-             g && g->sm == 86 ? "ampere-sm86" : cc_bucket(g ? g->sm : 80));
-    snprintf(keys[LINK_PCIE], 24, "gen%d", g ? g->pcie_gen : 4);
-    snprintf(keys[LINK_NETWORK], 24, "%s",
-             t->spec.nic_bw_Bps >= 45e9 ? "ndr" : "hdr");
-    snprintf(keys[LINK_SOCKET], 24, "-");
+    static const char *const tables[2] = {"tuning", "nvlink"};
+    const char *tab = tsv_get(t, r, c[0]);
+    int i = strcmp(tab, tables[0]) == 0 ? 0 : strcmp(tab, tables[1]) == 0
+                                                  ? 1
+                                                  : -1;
+    if (i < 0)
+        return err_at(e, t->path, t->line[r], "table", "unknown table \"%s\" "
+                      "(expected tuning or nvlink)", tab);
+    double lo, hi;
+    if (tsv_num(t, r, c[1], 0, 9999, &lo, e) ||
+        tsv_num(t, r, c[2], lo, 9999, &hi, e))
+        return -1;
+    if (lo != floor(lo) || hi != floor(hi))
+        return err_at(e, t->path, t->line[r], "sm_min", "%g..%g are not whole "
+                      "numbers (expected compute capabilities x 10)", lo, hi);
+    const char *arch = tsv_get(t, r, c[3]);
+    if (!arch[0] || strlen(arch) >= 24)
+        return err_at(e, t->path, t->line[r], "arch", "\"%s\" (expected a "
+                      "name of 1 to 23 characters)", arch);
+    if (!tsv_get(t, r, c[4])[0])
+        return err_at(e, t->path, t->line[r], "source", "empty (expected "
+                      "where the bucket comes from)");
+    if (!out[i][0] && lo <= sm && sm <= hi)
+        snprintf(out[i], 24, "%s", arch);
+    return 0;
 }
 
-static int load_links(const char *path, const topo *top, coll_calib *k,
-                      llm_err *e)
+/* NCCL's architecture (tuning) and the NVLink row's arch for compute
+ * capability sm. */
+static int load_arch(const char *datadir, int sm, char *tuning, char *nvlink,
+                     llm_err *e)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/calib/nccl-arch.tsv", datadir);
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    static const char *const names[5] = {"table", "sm_min", "sm_max", "arch",
+                                         "source"};
+    int c[5], rc = 0;
+    char out[2][24] = {"", ""};
+    for (int i = 0; rc == 0 && i < 5; i++)
+        rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
+    for (int r = 0; rc == 0 && r < t.rows; r++)
+        rc = arch_row(&t, r, c, sm, out, e);
+    tsv_free(&t);
+    for (int i = 0; rc == 0 && i < 2; i++)
+        if (!out[i][0])
+            rc = err_at(e, path, 0, i ? "nvlink" : "tuning", "no row holds "
+                        "sm %d (expected rows whose sm_min..sm_max cover "
+                        "every compute capability)", sm);
+    if (rc == 0) {
+        snprintf(tuning, 24, "%s", out[0]);
+        snprintf(nvlink, 24, "%s", out[1]);
+    }
+    return rc;
+}
+
+/* ---- calib/nics.tsv: NIC line rate -> network row ---------------------- */
+
+static int load_nic_kind(const char *datadir, double nic_Bps, char *kind,
+                         llm_err *e)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/calib/nics.tsv", datadir);
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    static const char *const names[4] = {"kind", "min_GBps", "line_GBps",
+                                         "source"};
+    int c[4], rc = 0;
+    double best = -1;
+    for (int i = 0; rc == 0 && i < 4; i++)
+        rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
+    for (int r = 0; rc == 0 && r < t.rows; r++) {
+        double lo, line;
+        const char *k = tsv_get(&t, r, c[0]);
+        if (tsv_num(&t, r, c[1], 0, 1e6, &lo, e) ||
+            tsv_num(&t, r, c[2], 1e-3, 1e6, &line, e))
+            rc = -1;
+        else if (!k[0] || strlen(k) >= 24)
+            rc = err_at(e, path, t.line[r], "kind", "\"%s\" (expected a "
+                        "name of 1 to 23 characters)", k);
+        else if (!tsv_get(&t, r, c[3])[0])
+            rc = err_at(e, path, t.line[r], "source", "empty (expected "
+                        "where the figures come from)");
+        for (int q = 0; rc == 0 && q < r; q++)
+            if (atof(tsv_get(&t, q, c[1])) == lo)
+                rc = err_at(e, path, t.line[r], "min_GBps", "%g again (line "
+                            "%d has it; expected one row per rate)", lo,
+                            t.line[q]);
+        if (rc == 0 && lo * 1e9 <= nic_Bps && lo > best) {
+            best = lo;
+            snprintf(kind, 24, "%s", k);
+        }
+    }
+    tsv_free(&t);
+    if (rc == 0 && best < 0)
+        rc = err_at(e, path, 0, "min_GBps", "no row for a NIC of %g GB/s "
+                    "(expected a row with min_GBps 0)", nic_Bps / 1e9);
+    return rc;
+}
+
+int cfg_coll_keys_of(const char *datadir, const topo *t, cfg_coll_keys *keys,
+                     llm_err *e)
+{
+    memset(keys, 0, sizeof *keys);
+    const gpu_spec *g = t->gpu;
+    if (!g)
+        return err_set(e, "%s: no GPU model (expected one to choose NCCL's "
+                          "architecture rows)", t->name);
+    if (load_arch(datadir, g->sm, keys->nccl, keys->link[LINK_NVLINK], e) ||
+        load_nic_kind(datadir, t->spec.nic_bw_Bps, keys->link[LINK_NETWORK],
+                      e))
+        return -1;
+    snprintf(keys->link[LINK_PCIE], 24, "gen%d", g->pcie_gen);
+    snprintf(keys->link[LINK_SOCKET], 24, "-");
+    return 0;
+}
+
+/* ---- calib/links.tsv ---------------------------------------------------- */
+
+static int load_links(const char *path, const cfg_coll_keys *ks,
+                      coll_calib *k, llm_err *e)
 {
     tsv t;
     if (tsv_load(path, &t, e))
@@ -161,8 +272,6 @@ static int load_links(const char *path, const topo *top, coll_calib *k,
                      (ce = tsv_col(&t, "efficiency", e)) < 0
                  ? -1
                  : 0;
-    char keys[LINK_KIND_COUNT][24];
-    link_keys(top, keys);
     for (int r = 0; rc == 0 && r < t.rows; r++) {
         double v;
         if (tsv_num(&t, r, ce, 0.01, 1, &v, e)) {
@@ -172,7 +281,7 @@ static int load_links(const char *path, const topo *top, coll_calib *k,
         for (int kind = 0; kind < LINK_KIND_COUNT; kind++)
             if (strcmp(tsv_get(&t, r, cl),
                        topo_link_kind_name((topo_link_kind)kind)) == 0 &&
-                (strcmp(tsv_get(&t, r, ca), keys[kind]) == 0 ||
+                (strcmp(tsv_get(&t, r, ca), ks->link[kind]) == 0 ||
                  strcmp(tsv_get(&t, r, ca), "-") == 0))
                 k->link_eff[kind] = v;
     }
@@ -182,6 +291,15 @@ static int load_links(const char *path, const topo *top, coll_calib *k,
 
 int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
                         llm_err *e)
+{
+    cfg_coll_keys keys;
+    if (cfg_coll_keys_of(datadir, t, &keys, e))
+        return -1;
+    return cfg_load_coll_calib_keys(datadir, &keys, k, e);
+}
+
+int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
+                             coll_calib *k, llm_err *e)
 {
     memset(k, 0, sizeof *k);
     for (int i = 0; i < LINK_KIND_COUNT; i++)
@@ -195,8 +313,8 @@ int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
     char p1[PATH_MAX], p2[PATH_MAX];
     snprintf(p1, sizeof p1, "%s/calib/nccl-protocol.tsv", datadir);
     snprintf(p2, sizeof p2, "%s/calib/links.tsv", datadir);
-    const char *cc = cc_bucket(t->gpu ? t->gpu->sm : 80);
-    if (load_protocol(p1, cc, k, e) || load_links(p2, t, k, e))
+    const char *cc = keys->nccl;
+    if (load_protocol(p1, cc, k, e) || load_links(p2, keys, k, e))
         return -1;
     snprintf(k->source, sizeof k->source, "%s (NCCL model, %s); %s", p1, cc,
              p2);

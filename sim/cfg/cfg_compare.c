@@ -112,3 +112,20 @@ int cfg_compare_load(const char *path, exp_compare *f, llm_err *e)
     config_destroy(&cfg);
     return rc ? -1 : 0;
 }
+
+int cfg_compare_econ(exp_compare *f, llm_err *e)
+{
+    econ_params d;
+    if (cfg_load_econ(cfg_datadir(), &d, e))
+        return -1;
+    econ_params *p = &f->econ;
+    if (p->amortization_years < 0)
+        p->amortization_years = d.amortization_years;
+    if (p->usd_per_kwh < 0)
+        p->usd_per_kwh = d.usd_per_kwh;
+    if (p->pue < 0)
+        p->pue = d.pue;
+    if (p->server_usd_per_gpu < 0)
+        p->server_usd_per_gpu = d.server_usd_per_gpu;
+    return 0;
+}

@@ -1,5 +1,6 @@
 /* Compute-cost calibration tables: calib/<gpu>/gemm.tsv, hbm.tsv,
- * attention.tsv, launch.tsv, and the PCIe row of calib/links.tsv.  A GPU
+ * attention.tsv, launch.tsv, the PCIe row of calib/links.tsv and the GPU's
+ * kernel ratios in calib/kernels.tsv (its rows, else the '*' rows).  A GPU
  * without its own directory borrows the tables of the closest calibrated
  * GPU (same compute capability, else same architecture, else the nearest
  * compute capability), and every prediction says so. */
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "cfg/cfg.h"
+#include "cfg/cfg_tsv.h"
 #include "base/tsv.h"
 #include "base/util.h"
 
@@ -424,7 +426,16 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
     snprintf(cc->gpu, sizeof cc->gpu, "%s", g->name);
     if (src != g)
         snprintf(cc->derived_from, sizeof cc->derived_from, "%s", src->name);
-    if (pcie_eff(datadir, g, &cc->pcie_eff, e)) {
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/calib/kernels.tsv", datadir);
+    const cfg_key want[] = {
+        {"flash_bwd_over_fwd", 0.1, 100, "ratio", &cc->flash_bwd_ratio,
+         cc->flash_bwd_source, sizeof cc->flash_bwd_source},
+        {"dropout_mask_bytes", 0.125, 8, "bytes", &cc->dropout_mask_bytes,
+         NULL, 0},
+    };
+    if (pcie_eff(datadir, g, &cc->pcie_eff, e) ||
+        cfg_keyed_load(p, g->name, want, 2, e)) {
         cost_calib_free(cc);
         return -1;
     }

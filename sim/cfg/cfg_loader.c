@@ -58,7 +58,7 @@ int cfg_load_catalog(gpu_catalog *c, llm_err *e)
 {
     char p[PATH_MAX + 32];
     snprintf(p, sizeof p, "%s/topologies/gpus.cfg", cfg_datadir());
-    return cfg_load_gpus(p, c, e);
+    return cfg_load_gpus(p, cfg_datadir(), c, e);
 }
 
 static int is_path(const char *arg)
@@ -121,7 +121,7 @@ const gpu_spec *cfg_find_gpu(gpu_catalog *c, const char *arg, llm_err *e)
 {
     if (is_path(arg)) {
         gpu_catalog extra;
-        if (cfg_load_gpus(arg, &extra, e))
+        if (cfg_load_gpus(arg, cfg_datadir(), &extra, e))
             return NULL;
         gpu_spec *grown = realloc(c->gpus, sizeof *grown * (size_t)(c->n + 1));
         if (!grown) {
@@ -249,14 +249,14 @@ static int ld_cluster(void *ctx, const char *cluster, int nodes,
                       const topo_net *bw, exp_env *v, llm_err *e)
 {
     (void)ctx;
-    mem_overhead_defaults(&v->ov);
     if (cfg_load_catalog(&v->cat, e))
         return -1;
     v->t = cfg_load_topo_net(cluster, nodes, -1, bw, &v->cat, e);
     if (!v->t ||
         cfg_load_cost_calib(cfg_datadir(), &v->cat, v->t->gpu, &v->cc, e) ||
         cfg_load_coll_calib(cfg_datadir(), v->t, &v->kc, e) ||
-        cfg_load_idle_w(cfg_datadir(), v->t->gpu, &v->idle_w, e))
+        cfg_load_idle_w(cfg_datadir(), v->t->gpu, &v->idle_w, e) ||
+        cfg_load_overhead(cfg_datadir(), v->t->gpu, &v->ov, e))
         return -1;
     return 0;
 }

@@ -348,26 +348,13 @@ static void report(const char *gpu, const gpu_spec *g, const cost_calib *c,
     free(err);
 }
 
-/* GPUs without kernel traces: tables derived from the closest traced GPU
- * and scaled to published measurements (calib/published.tsv). */
-typedef struct derived_gpu {
-    const char *name, *base;
-    double attn; /* FlashAttention fraction of peak */
-    const char *attn_src;
-} derived_gpu;
-
-static const derived_gpu derived[] = {
-    {"h200", "h100-sxm", 0.75,
-     "Shah et al. 2024, FlashAttention-3 (arXiv 2407.08608): 75% of peak on "
-     "H100 SXM5; H200 has the same GH100 compute die"},
-    {"rtx-4090", "a100-sxm-80gb", 0.73,
-     "assumed: FlashAttention-2's 73% of peak on A100 (Dao 2023, arXiv "
-     "2307.08691); no published RTX 4090 figure found"},
-    {"rtx-a6000", "a100-sxm-80gb", 0.73,
-     "assumed: FlashAttention-2's 73% of peak on A100 (Dao 2023, arXiv "
-     "2307.08691); no published RTX A6000 figure found"},
-};
-static const int nderived = sizeof derived / sizeof derived[0];
+/* GPUs without kernel traces (calib/fit.tsv rows with derived_from):
+ * tables derived from their traced GPU and scaled to published
+ * measurements (calib/published.tsv). */
+typedef struct fit_list {
+    const cfg_fit_gpu *g;
+    int n;
+} fit_list;
 
 static int write_text(const char *path, const char *text, llm_err *e)
 {
@@ -408,14 +395,14 @@ static int write_support(const char *dir, double attn, const char *attn_src,
                       e);
 }
 
-static int derive(const derived_gpu *d, const gpu_spec *base,
+static int derive(const cfg_fit_gpu *d, const gpu_spec *base,
                   const gemm_fit *gf, const mem_fit *mf, const char *src,
                   const char *out, gpu_catalog *cat, const pub *pubs, int npub,
                   llm_err *e)
 {
-    const gpu_spec *g = gpu_find(cat, d->name);
+    const gpu_spec *g = gpu_find(cat, d->gpu);
     if (!g)
-        return err_set(e, "GPU %s missing from the catalog", d->name);
+        return err_set(e, "GPU %s missing from the catalog", d->gpu);
     grid_spec gs[DT_COUNT];
     int ngs = 0;
     double s16 = 1;
@@ -476,14 +463,15 @@ static int derive(const derived_gpu *d, const gpu_spec *base,
         return -1;
     printf("%s: derived from %s; GEMM x %.3f, bandwidth x %.3f\n", g->name,
            base->name, s16, sh);
-    return write_support(dir, d->attn, d->attn_src, e);
+    return write_support(dir, d->flash_fwd, d->flash_src, e);
 }
 
-static int fit_one(const char *traces, const char *out,
-                   const char *shortname, const char *gpu, gpu_catalog *cat,
-                   const pub *pubs, int npub, double attn,
-                   const char *attn_src, llm_err *e)
+/* Fits the traced GPU fits->g[me], then writes its derived GPUs. */
+static int fit_one(const char *traces, const char *out, const fit_list *fits,
+                   int me, gpu_catalog *cat, const pub *pubs, int npub,
+                   llm_err *e)
 {
+    const char *shortname = fits->g[me].traces, *gpu = fits->g[me].gpu;
     const gpu_spec *g = gpu_find(cat, gpu);
     if (!g)
         return err_set(e, "GPU %s missing from the catalog", gpu);
@@ -538,11 +526,12 @@ static int fit_one(const char *traces, const char *out,
         snprintf(p, sizeof p, "%s/hbm.tsv", odir);
         rc = write_hbm(p, g, mf, 1, src, e);
     }
-    for (int i = 0; rc == 0 && i < nderived; i++)
-        if (strcmp(derived[i].base, gpu) == 0)
-            rc = derive(&derived[i], g, &gf, mf, src, out, cat, pubs, npub, e);
+    for (int k = 0; rc == 0 && k < fits->n; k++)
+        if (strcmp(fits->g[k].derived_from, gpu) == 0)
+            rc = derive(&fits->g[k], g, &gf, mf, src, out, cat, pubs, npub, e);
     if (rc == 0)
-        rc = write_support(odir, attn, attn_src, e);
+        rc = write_support(odir, fits->g[me].flash_fwd, fits->g[me].flash_src,
+                           e);
     if (rc == 0) {
         printf("%s (%s): GEMM emax %.3f of %.0f TFLOP/s, half efficiency at "
                "m %.0f, n %.0f, k %.0f;\n  weights stream at %.3f of %.0f GB/s, "
@@ -656,21 +645,16 @@ static int run(int argc, char **argv, llm_err *e)
         char pp[PATH_MAX];
         pub *pubs = NULL;
         int npub = 0;
+        cfg_fit_gpu *fg = NULL;
+        fit_list fits = {NULL, 0};
         snprintf(pp, sizeof pp, "%s/calib/published.tsv", cfg_datadir());
-        rc = load_published(pp, &pubs, &npub, e);
-        if (rc == 0)
-            rc = fit_one(tdir, odir, "a100", "a100-sxm-80gb", &cat, pubs, npub,
-                         0.73,
-                         "Dao 2023, FlashAttention-2 (arXiv 2307.08691): "
-                         "'reaching 50-73% of the theoretical maximum FLOPs/s "
-                         "on A100' (forward, best case)",
-                         e);
-        if (rc == 0)
-            rc = fit_one(tdir, odir, "h100", "h100-sxm", &cat, pubs, npub, 0.75,
-                         "Shah et al. 2024, FlashAttention-3 (arXiv "
-                         "2407.08608): 'FP16 reaching up to 740 TFLOPs/s (75% "
-                         "utilization)' on H100 SXM5",
-                         e);
+        rc = load_published(pp, &pubs, &npub, e) ||
+             cfg_load_fit_gpus(cfg_datadir(), &fg, &fits.n, e);
+        fits.g = fg;
+        for (int i = 0; rc == 0 && i < fits.n; i++)
+            if (fg[i].traces[0])
+                rc = fit_one(tdir, odir, &fits, i, &cat, pubs, npub, e);
+        free(fg);
         free(pubs);
     }
     gpu_catalog_free(&cat);

@@ -101,7 +101,7 @@ static int run(int argc, char **argv, llm_err *e)
         return EXIT_BAD_INPUT;
     a.file = NULL; /* read above, with its clusters */
     if (cmd_load_exp(EXP_COMPARE, &f, f.src, f.file, &a, e) ||
-        load_experiments(&f, &t, &s, e))
+        cfg_compare_econ(&f, e) || load_experiments(&f, &t, &s, e))
         return EXIT_BAD_INPUT;
     static compare_result r;
     if (compare_run(&f, f.training[0] ? &t : NULL, f.serving[0] ? &s : NULL,

@@ -560,7 +560,8 @@ static int run(int argc, char **argv, llm_err *e)
 {
     opts o;
     memset(&o, 0, sizeof o);
-    mem_overhead_defaults(&o.o);
+    if (cfg_load_overhead(cfg_datadir(), NULL, &o.o, e))
+        return EXIT_BAD_INPUT;
     char name[256] = "";
     if (parse(argc, argv, &o, name, sizeof name, e))
         return EXIT_BAD_INPUT;

@@ -134,6 +134,9 @@ static int check_caps(const gpu_spec *g, const cost_op *op, unsigned fb,
 static double in_bytes(dtype d) { return dtype_bytes(d); }
 /* outputs of 8-bit GEMMs are written in 16-bit */
 static double out_bytes(dtype d) { return dtype_bytes(d) < 2 ? 2 : dtype_bytes(d); }
+/* activations around an op computing in d: d's size, 16-bit for 8-bit
+ * (and narrower) dtypes, whose kernels read and write 16-bit */
+static double act_bytes(dtype d) { return out_bytes(d); }
 
 static void gemm_work(const cost_op *op, dtype d, double *flops, double *bytes)
 {
@@ -148,15 +151,15 @@ static void gemm_work(const cost_op *op, dtype d, double *flops, double *bytes)
  * writes the scores, reads them for softmax, writes probabilities and reads
  * them for P·V (4 passes over b·h·q·kv values).  Causal prefill does half
  * the score work. */
-static void attn_work(const cost_op *op, bool flash, double *flops,
-                      double *bytes)
+static void attn_work(const cost_op *op, dtype d, bool flash,
+                      double *flops, double *bytes)
 {
     double b = op->batch > 0 ? op->batch : 1;
     double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
     double vd = op->v_head_dim > 0 ? op->v_head_dim : op->head_dim;
     double frac = op->causal && op->kind == OP_ATTN_PREFILL ? 0.5 : 1.0;
     *flops = 2 * b * op->heads * q * op->kv_len * (op->head_dim + vd) * frac;
-    double s = 2; /* 16-bit activations */
+    double s = act_bytes(d);
     double kvs = op->kv_bytes > 0 ? op->kv_bytes : s;
     *bytes = b * (s * q * op->heads * (op->head_dim + vd) +
                   kvs * op->kv_len * op->kv_heads * (op->head_dim + vd));
@@ -201,7 +204,7 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
     }
     case OP_ATTN_PREFILL:
     case OP_ATTN_DECODE: {
-        attn_work(op, flash, &r->flops, &r->bytes);
+        attn_work(op, d, flash, &r->flops, &r->bytes);
         double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
         const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
         if (flash) {
@@ -232,13 +235,15 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
         note(r, "links.tsv pcie %s efficiency %.3f", "", eff);
         break;
     default: {
-        double el = op->elems;
-        double per = op->kind == OP_OPTIMIZER ? 28.0 /* fp32 p,m,v r/w + grad */
-                     : op->kind == OP_EMBEDDING ? 4.0
+        double el = op->elems, a = act_bytes(d);
+        /* optimizer: fp32 p, m, v read and written, the gradient read;
+         * embedding: a row read, an activation written; norm, softmax:
+         * read and write one activation */
+        double per = op->kind == OP_OPTIMIZER ? 28.0
                      : op->kind == OP_ELEMENTWISE
-                         ? 2.0 * ((op->reads ? op->reads : 1) +
-                                  (op->writes ? op->writes : 1))
-                         : 4.0; /* norm, softmax: read + write 16-bit */
+                         ? a * ((op->reads ? op->reads : 1) +
+                                (op->writes ? op->writes : 1))
+                         : 2 * a;
         double fl = op->kind == OP_OPTIMIZER ? 12 : op->kind == OP_EMBEDDING
                                                         ? 0
                                                         : 5;

@@ -51,7 +51,8 @@ typedef struct cost_op {
     int heads, kv_heads, head_dim, v_head_dim; /* attention */
     double q_len, kv_len;
     double kv_bytes; /* attention: bytes per cached K/V element (fp8 KV
-                        cache: 1); 0 = 16-bit */
+                        cache: 1); 0 = the activations' (dt's size, 16-bit
+                        for 8-bit dtypes) */
     bool causal, flash;
     double elems;                       /* norm, softmax, elementwise, ... */
     int reads, writes;                  /* elementwise operands */
@@ -83,6 +84,11 @@ typedef struct cost_calib {
     double launch_s;
     char launch_source[512];
     double pcie_eff;
+    /* calib/kernels.tsv (cfg_load_cost_calib; 0 from cfg_load_cost_dir,
+     * which reads one directory's tables) */
+    double flash_bwd_ratio;    /* FlashAttention backward / forward time */
+    char flash_bwd_source[512];
+    double dropout_mask_bytes; /* per element of the unfused dropout mask */
 } cost_calib;
 
 typedef struct cost_result {

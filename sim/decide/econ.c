@@ -5,16 +5,6 @@
 /* Hours in an average year (365.25 days). */
 #define HOURS_PER_YEAR 8766.0
 
-void econ_defaults(econ_params *p)
-{
-    /* three-year depreciation is what cloud providers and TCO studies of
-     * GPU servers use; $0.10/kWh is near the US industrial average (EIA
-     * Electric Power Monthly, 2024: 8-9 cents); PUE 1.3 a modern
-     * air-cooled data center (Uptime Institute survey average ~1.5) */
-    *p = (econ_params){.amortization_years = 3, .usd_per_kwh = 0.10,
-                       .pue = 1.3, .server_usd_per_gpu = 0};
-}
-
 void econ_eval(const econ_params *p, int gpus, double gpu_price_usd,
                double power_w, double tokens_per_s, econ_result *r)
 {

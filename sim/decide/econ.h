@@ -8,14 +8,14 @@
 #ifndef LLMSIM_ECON_H
 #define LLMSIM_ECON_H
 
+/* The defaults, with their sources, are calib/economics.tsv's (loaded by
+ * cfg_load_econ); a compare file's economics group overrides them. */
 typedef struct econ_params {
     double amortization_years;  /* > 0 */
     double usd_per_kwh;
     double pue;                 /* facility power / IT power, >= 1 */
     double server_usd_per_gpu;  /* host, network, chassis per GPU */
 } econ_params;
-
-void econ_defaults(econ_params *p);
 
 typedef struct econ_result {
     double purchase_usd;       /* gpus x (price + server share) */

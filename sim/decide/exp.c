@@ -345,12 +345,12 @@ static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
         in->pool[k].gpu = v->t->gpu;
         in->pool[k].cost = &v->cc;
         in->pool[k].idle_w = v->idle_w;
+        in->pool[k].overhead = v->ov;
     }
     in->m = &v->m;
     in->t = v->t;
     in->routes = v->routes;
     in->coll = &v->kc;
-    in->overhead = &v->ov;
 }
 
 static void serve_source(const exp_serve *x, char *buf, size_t len)

@@ -314,20 +314,21 @@ const setting settings_table[] = {
      .dflt = "true",
      .help = "each cluster's best plan and deployment (off: the files' own)",
      .at = {COMPARE("search", search)}},
-    /* three-year straight-line depreciation (cloud providers and TCO
-     * studies of GPU servers); $0.10/kWh near the US industrial average
-     * (EIA Electric Power Monthly, 2024: 8-9 cents); PUE 1.3 for a modern
-     * air-cooled data center (Uptime Institute's survey average ~1.5) */
-    {.flag = NULL, REAL(0.01, 100), .unit = "years", .dflt = "3",
+    /* economics: -1 = calib/economics.tsv's figure, with its source */
+    {.flag = NULL, REAL(0.01, 100), .unit = "years", .dflt = "-1",
+     .dflt_help = "calib/economics.tsv",
      .help = "purchase price spread over this many years",
      .at = {COMPARE("economics.amortization_years", econ.amortization_years)}},
-    {.flag = NULL, REAL(0, 100), .unit = "$/kWh", .dflt = "0.10",
+    {.flag = NULL, REAL(0, 100), .unit = "$/kWh", .dflt = "-1",
+     .dflt_help = "calib/economics.tsv",
      .help = "electricity price",
      .at = {COMPARE("economics.usd_per_kwh", econ.usd_per_kwh)}},
-    {.flag = NULL, REAL(1, 10), .dflt = "1.3",
+    {.flag = NULL, REAL(1, 10), .dflt = "-1",
+     .dflt_help = "calib/economics.tsv",
      .help = "facility power over IT power",
      .at = {COMPARE("economics.pue", econ.pue)}},
-    {.flag = NULL, REAL(0, 1e9), .unit = "$", .dflt = "0",
+    {.flag = NULL, REAL(0, 1e9), .unit = "$", .dflt = "-1",
+     .dflt_help = "calib/economics.tsv",
      .help = "server, network and chassis per GPU",
      .at = {COMPARE("economics.server_usd_per_gpu", econ.server_usd_per_gpu)}},
 };

@@ -61,10 +61,5 @@ bool gpu_supports_dtype(const gpu_spec *g, dtype d, const char **why)
 
 double gpu_pcie_Bps(const gpu_spec *g)
 {
-    /* GT/s per lane by generation; gens 3+ use 128b/130b encoding */
-    static const double gts[] = {0, 2.5, 5, 8, 16, 32, 64};
-    if (g->pcie_gen < 1 || g->pcie_gen > 6)
-        return 0;
-    double enc = g->pcie_gen >= 3 ? 128.0 / 130.0 : 0.8;
-    return gts[g->pcie_gen] * 1e9 / 8.0 * enc * g->pcie_lanes;
+    return g->pcie_lane_GTps * 1e9 / 8.0 * g->pcie_encoding * g->pcie_lanes;
 }

@@ -35,6 +35,9 @@ typedef struct gpu_spec {
     int nvlink_gen, nvlink_links;
     double nvlink_Bps; /* total bidirectional per GPU */
     int pcie_gen, pcie_lanes;
+    /* the generation's line rate per lane and its encoding (payload bits
+     * per line bit), from topologies/pcie.tsv by pcie_gen */
+    double pcie_lane_GTps, pcie_encoding;
     double tdp_w;
     int sm_count; /* streaming multiprocessors; 0 = not given */
     bool ecc;
@@ -67,7 +70,8 @@ unsigned gpu_cap_parse(const char *s);
  * is missing ("no BF16 on Volta"). */
 bool gpu_supports_dtype(const gpu_spec *g, dtype d, const char **why);
 
-/* Datasheet PCIe bandwidth per direction, bytes/s: lanes x rate x 128b/130b. */
+/* Datasheet PCIe bandwidth per direction, bytes/s: lanes x rate per lane x
+ * encoding (0 when the GPU's generation has no figures). */
 double gpu_pcie_Bps(const gpu_spec *g);
 
 #endif

@@ -7,19 +7,6 @@
 
 #include "base/util.h"
 
-void mem_overhead_defaults(mem_overhead *o)
-{
-    *o = (mem_overhead){
-        /* CUDA context with cuBLAS/cuDNN handles: ~0.3-0.6 GiB on
-         * Ampere/Hopper with CUDA 12 (what nvidia-smi shows for an idle
-         * PyTorch process); stated, override with --cuda-context-gib */
-        .cuda_context_bytes = 0.5 * GiB,
-        /* NCCL: NCCL_BUFFSIZE 4 MiB x 2 directions x 16 channels */
-        .nccl_bytes_per_group = 128.0 * MiB,
-        .reserve_frac = 0.05,
-    };
-}
-
 static int microbatches(const plan_train *p)
 {
     if (p->global_batch <= 0)
@@ -223,7 +210,7 @@ static states stage_states(const model_spec *m, int tp, int ep, int pp,
 
 static double act_bytes_per_value(const plan_train *p)
 {
-    return mem_weight_bytes_per_param(p->precision) == 4 ? 4 : 2;
+    return dtype_bytes(plan_act_dtype(p));
 }
 
 /* Korthikanti et al. §4.1 generalized.  Per layer, one microbatch, in

@@ -23,7 +23,9 @@
 #include "model/model.h"
 #include "model/plan.h"
 
-/* Stated, configurable overheads: never a hidden fudge factor. */
+/* Stated, configurable overheads: never a hidden fudge factor.  The figures
+ * (and their sources) are calib/overhead.tsv's, per GPU, loaded by
+ * cfg_load_overhead; a run may set any field. */
 typedef struct mem_overhead {
     double cuda_context_bytes;   /* CUDA context + cuBLAS workspace */
     double nccl_bytes_per_group; /* NCCL's own buffers per communicator */
@@ -54,8 +56,6 @@ typedef struct mem_result {
     int in_flight;           /* microbatches in flight on that stage */
 } mem_result;
 
-
-void mem_overhead_defaults(mem_overhead *o);
 
 /* The pipeline stage with the largest total is reported. */
 void mem_train_breakdown(const model_spec *m, const plan_train *p,

@@ -11,6 +11,19 @@ const char *const plan_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
 
 int plan_train_gpus(const plan_train *p) { return p->tp * p->pp * p->dp * p->cp; }
 
+dtype plan_act_dtype(const plan_train *p)
+{
+    switch (p->precision) {
+    case DT_FP32:
+    case DT_TF32:
+    case DT_FP16:
+    case DT_BF16:
+        return p->precision;
+    default:
+        return DT_BF16;
+    }
+}
+
 /* ---- plan checks ------------------------------------------------------ */
 
 static int check_tp(const model_spec *m, int tp, llm_err *e)

@@ -69,6 +69,12 @@ extern const char *const plan_schedule_names[3];
 /* GPUs the plan occupies: tp x pp x dp x cp (experts shard inside dp x cp). */
 int plan_train_gpus(const plan_train *p);
 
+/* The dtype of the activations layers hand each other, keep for the
+ * backward and send between GPUs: the precision's own for fp32, tf32, fp16
+ * and bf16; bf16 otherwise (FP8 training casts to FP8 inside the GEMMs
+ * only, as Transformer Engine does). */
+dtype plan_act_dtype(const plan_train *p);
+
 /* Whether model m admits the plan: TP divides the heads (and does not split
  * a KV head), PP divides the layers, the interleaved schedule's virtual
  * stages divide a stage's layers, CP divides the sequence, EP divides the

@@ -936,7 +936,7 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
     mi.max_batched_tokens = S->p->max_batched_tokens;
     mi.batch = S->p->max_num_seqs;
     mi.context = (S->p->max_batched_tokens + mi.batch - 1) / mi.batch;
-    const mem_overhead *o = S->in->overhead;
+    const mem_overhead *o = &P->overhead;
     long best = -1;
     for (int s = 0; s < P->pp; s++) {
         mem_result r;
@@ -1000,7 +1000,6 @@ static int make_infer(sim *S, int pool)
 static int check_input(const serve_input *in, llm_err *e)
 {
     const serve_params *p = &in->p;
-    LLM_ASSERT(in->overhead);
     for (int k = 0; k < in->npools; k++) {
         const serve_pool *P = &in->pool[k];
         if (P->tp < 1 || P->pp < 1 || P->replicas < 1)

@@ -26,6 +26,7 @@
 #include "cost/cost.h"
 #include "mem/mem.h"
 #include "model/model.h"
+#include "mem/mem.h"
 #include "hw/topo.h"
 #include "serve/wl.h"
 
@@ -46,6 +47,7 @@ typedef struct serve_pool {
     const cost_calib *cost;
     int tp, pp, replicas, first_gpu;
     double idle_w; /* power with no kernel running (power model) */
+    mem_overhead overhead; /* CUDA context and NCCL buffers: the KV budget */
 } serve_pool;
 
 typedef struct serve_params {
@@ -106,7 +108,6 @@ typedef struct serve_input {
     serve_pool pool[2]; /* [0] serves (or prefills), [1] decodes */
     int npools;         /* 1 colocated, 2 disaggregated */
     serve_params p;
-    const mem_overhead *overhead; /* CUDA context, NCCL buffers, reserve */
     const wl_request *req;
     int nreq;
     bool free_comm;         /* communication takes no time (tests) */

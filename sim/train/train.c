@@ -30,6 +30,7 @@ typedef struct ctx {
     int P, V, M;           /* stages, chunks per stage, microbatches */
     double tokens;         /* per microbatch per GPU (seq / cp x mb) */
     dtype dt;
+    double act_b;          /* bytes per activation element (plan_act_dtype) */
     llm_err *e;
     int failed;
     /* a collective of stage 0's representative group: NCCL's choice of
@@ -243,7 +244,8 @@ static double cp_kv_bytes(const ctx *c)
     double kvh = m->mla ? m->heads : m->kv_heads;
     double kvd = kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
     double kv_div = kvh >= p->tp ? p->tp : kvh;
-    return (double)p->seq_len / p->cp * p->micro_batch * 2 * kvd / kv_div * 2;
+    return (double)p->seq_len / p->cp * p->micro_batch * 2 * kvd / kv_div *
+           c->act_b;
 }
 
 static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
@@ -280,11 +282,15 @@ static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
     *bwd = op_s(c, &qk_b1) + op_s(c, &qk_b2) + op_s(c, &pv_b1) +
            op_s(c, &pv_b2) + op_s(c, &sm_b);
     if (c->m->dropout > 0) {
-        /* the 16-bit probabilities in and out, and a 1-byte mask: 2.5
-         * 16-bit passes; backward reads the gradient and the mask */
+        /* the probabilities in and out (two activation passes) and the
+         * mask (kernels.tsv dropout_mask_bytes per element: 1 byte makes
+         * 1.25 x the passes in 16-bit); backward reads the gradient and
+         * the mask */
         cost_op dr = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = sq,
                       .reads = 1, .writes = 1, .mem = MEM_ACTIVATION};
-        double x = op_s(c, &dr) * 1.25;
+        double mask = (2 * c->act_b + c->in->cost->dropout_mask_bytes) /
+                      (2 * c->act_b);
+        double x = op_s(c, &dr) * mask;
         *fwd += x;
         *bwd += x;
     }
@@ -329,7 +335,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     double at, at_bwd;
     if (p->flash_attn) {
         at = op_s(c, &a);
-        at_bwd = 2.5 * at; /* FlashAttention-2: 5 matmuls backward vs 2 */
+        at_bwd = c->in->cost->flash_bwd_ratio * at; /* kernels.tsv */
     } else {
         unfused_attention(c, &a, &at, &at_bwd);
     }
@@ -358,7 +364,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
             f_bwd += lin_bwd(c, T, per_ffn * sf, h) + lin_bwd(c, T, h, sf);
         }
         /* dispatch and combine, forward and backward */
-        double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * 2 * imb);
+        double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * c->act_b * imb);
         v->ep += 4 * a2a;
     } else {
         double f = m->ffn / t;
@@ -385,7 +391,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     f_bwd += 2 * x;
     /* Megatron TP: an all-reduce after attention and after the MLP, each
      * way; with SP a reduce-scatter + all-gather pair instead */
-    double bytes = T * h * 2;
+    double bytes = T * h * c->act_b;
     double tp = p->sp ? coll_s(c, COLL_REDUCE_SCATTER, 0, bytes) +
                             coll_s(c, COLL_ALL_GATHER, 0, bytes)
                       : coll_s(c, COLL_ALL_REDUCE, 0, bytes);
@@ -535,7 +541,7 @@ static double p2p_s(ctx *c, int a, int b, double *link_bytes)
     const plan_train *p = c->p;
     if (c->in->free_comm || a == b)
         return 0;
-    double bytes = c->tokens * c->m->hidden * 2 / p->tp;
+    double bytes = c->tokens * c->m->hidden * c->act_b / p->tp;
     engine *eng;
     net *n = coll_idle_net(c->in->routes, c->in->coll, &eng);
     if (!n) {
@@ -942,6 +948,10 @@ static int check_inputs(const train_input *in, llm_err *e)
     if (p->global_batch > 0 && p->global_batch % (p->micro_batch * p->dp))
         return err_set(e, "--global-batch %d is not a multiple of micro-batch "
                           "x dp = %d", p->global_batch, p->micro_batch * p->dp);
+    if (in->cost->flash_bwd_ratio <= 0 || in->cost->dropout_mask_bytes <= 0)
+        return err_set(e, "%s: no kernel ratios (expected the calibration "
+                          "with calib/kernels.tsv, as cfg_load_cost_calib "
+                          "reads it)", in->cost->dir);
     return 0;
 }
 
@@ -1152,7 +1162,7 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
         free(tmp);
         return err_set(c->e, "out of memory");
     }
-    double act = c->tokens * c->m->hidden * 2;
+    double act = c->tokens * c->m->hidden * c->act_b;
     double layers = (double)c->m->layers / c->P;
     double passes = c->M * (p->recompute == RECOMPUTE_FULL ? 6.0 : 4.0);
     double params = stage_params(c, S, 0);
@@ -1281,6 +1291,7 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
                                : p->pp;
     c->tokens = (double)p->seq_len / p->cp * p->micro_batch;
     c->dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
+    c->act_b = dtype_bytes(plan_act_dtype(p));
     if (!gpu_supports_dtype(in->gpu, c->dt, NULL) && c->dt == DT_FP8)
         return err_set(e, "--precision fp8 on %s: no FP8 tensor cores",
                        in->gpu->name);

@@ -155,9 +155,9 @@ static void bench_train(const char *what, const char *model_name,
     cost_calib cc;
     coll_calib kc;
     mem_overhead ov;
-    mem_overhead_defaults(&ov);
     if (!t || cfg_load_cost_calib(".", cat, t->gpu, &cc, &e) ||
-        cfg_load_coll_calib(".", t, &kc, &e)) {
+        cfg_load_coll_calib(".", t, &kc, &e) ||
+        cfg_load_overhead(".", t->gpu, &ov, &e)) {
         printf("%s: %s\n", what, e.msg);
         topo_destroy(t);
         return;
@@ -201,11 +201,13 @@ static void bench_serve(const char *what, const char *trace, int tp,
     topo *t = load("dgx-h100", prefill ? 2 : 1, cat);
     cost_calib cc;
     coll_calib kc;
+    mem_overhead ov;
     wl_request *req = NULL;
     int n = 0;
     memset(&cc, 0, sizeof cc);
     if (!t || cfg_load_cost_calib(".", cat, t->gpu, &cc, &e) ||
         cfg_load_coll_calib(".", t, &kc, &e) ||
+        cfg_load_overhead(".", t->gpu, &ov, &e) ||
         wl_read_trace(trace, 1, 0, &req, &n, &e)) {
         printf("%s: %s\n", what, e.msg);
         cost_calib_free(&cc);
@@ -219,14 +221,11 @@ static void bench_serve(const char *what, const char *trace, int tp,
     in.npools = prefill ? 2 : 1;
     in.pool[0] = (serve_pool){.gpu = t->gpu, .cost = &cc, .tp = tp,
                               .replicas = prefill ? prefill : replicas,
-                              .pp = 1, .idle_w = 75};
+                              .pp = 1, .idle_w = 75, .overhead = ov};
     in.pool[1] = in.pool[0];
     in.pool[1].replicas = replicas;
     in.pool[1].first_gpu = 8;
     in.p = exp_serve_params_defaults();
-    static mem_overhead ov;
-    mem_overhead_defaults(&ov);
-    in.overhead = &ov;
     serve_result r;
     double t0 = now_s();
     int rc = serve_simulate(&in, &r, &e);
@@ -299,7 +298,7 @@ int main(void)
     bench_ready();
     gpu_catalog cat;
     llm_err e;
-    if (cfg_load_gpus("topologies/gpus.cfg", &cat, &e)) {
+    if (cfg_load_gpus("topologies/gpus.cfg", ".", &cat, &e)) {
         printf("%s\n", e.msg);
         return 1;
     }

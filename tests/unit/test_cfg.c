@@ -22,7 +22,7 @@ static const char *gpus_error(const char *text)
     char path[128];
     write_temp(path, sizeof path, ".cfg", text);
     gpu_catalog c;
-    int rc = cfg_load_gpus(path, &c, &e);
+    int rc = cfg_load_gpus(path, ".", &c, &e);
     unlink(path);
     if (rc == 0)
         gpu_catalog_free(&c);
@@ -154,7 +154,7 @@ static void test_catalog_consistent(void **state)
     (void)state;
     gpu_catalog c;
     llm_err e;
-    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     assert_true(c.n >= 24);
     for (int i = 0; i < c.n; i++) {
         const gpu_spec *g = &c.gpus[i];

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cost/cost.h"
+#include "decide/exp.h"
 #include "test_util.h"
 
 /* A calibration directory of its own: a 3x3x3 GEMM grid whose efficiency
@@ -242,6 +243,48 @@ static void test_bad_tables(void **state)
     assert_non_null(strstr(e.msg, "k: missing column"));
 }
 
+/* Activations are the op's dtype wide (16-bit below that): a norm reads
+ * and writes one element, 2 x 2 B in bf16 and fp8, 2 x 4 B in fp32; an
+ * elementwise add reads two and writes one; attention reads Q, K, V and
+ * writes O.  The plan's activation dtype follows its precision, with FP8
+ * training keeping bf16 activations. */
+static void test_activation_bytes(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "h100-sxm");
+    cost_calib c;
+    llm_err e;
+    assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
+    const dtype dts[3] = {DT_BF16, DT_FP8, DT_FP32};
+    const double size[3] = {2, 2, 4};
+    for (int i = 0; i < 3; i++) {
+        cost_result r;
+        cost_op norm = {.kind = OP_NORM, .dt = dts[i], .elems = 1e6};
+        assert_int_equal(cost_predict(&c, g, &norm, 0, &r, &e), 0);
+        assert_true(r.bytes == 2 * size[i] * 1e6);
+        cost_op add = {.kind = OP_ELEMENTWISE, .dt = dts[i], .elems = 1e6,
+                       .reads = 2, .writes = 1};
+        assert_int_equal(cost_predict(&c, g, &add, 0, &r, &e), 0);
+        assert_true(r.bytes == 3 * size[i] * 1e6);
+        /* b 1, 8 heads (and KV heads) of 128, 1024 tokens: Q and O, K
+         * and V, 1024 x 8 x 256 elements each pair */
+        cost_op at = {.kind = OP_ATTN_PREFILL, .dt = dts[i], .batch = 1,
+                      .heads = 8, .kv_heads = 8, .head_dim = 128,
+                      .q_len = 1024, .kv_len = 1024, .flash = true};
+        assert_int_equal(cost_predict(&c, g, &at, 0, &r, &e), 0);
+        assert_true(r.bytes == 2 * size[i] * 1024 * 8 * 256);
+    }
+    plan_train p;
+    p = exp_plan_train_defaults();
+    p.precision = DT_FP8;
+    assert_int_equal(plan_act_dtype(&p), DT_BF16);
+    p.precision = DT_FP32;
+    assert_int_equal(plan_act_dtype(&p), DT_FP32);
+    p.precision = DT_FP16;
+    assert_int_equal(plan_act_dtype(&p), DT_FP16);
+    cost_calib_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_decode_memory_bound),
         cmocka_unit_test(test_batched_gemm),
         cmocka_unit_test(test_capabilities),
+        cmocka_unit_test(test_activation_bytes),
         cmocka_unit_test(test_bad_tables),
     };
     return cmocka_run_group_tests_name("cost", tests, catalog_setup, catalog_teardown);

@@ -191,8 +191,7 @@ static void test_inference_llama70b(void **state)
     (void)state;
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     plan_infer p;
     p = exp_plan_infer_defaults(&m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
@@ -244,13 +243,12 @@ static void test_remedies_sorted(void **state)
     (void)state;
     gpu_catalog c;
     llm_err e;
-    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     const gpu_spec *g = gpu_find(&c, "a100-sxm-80gb");
     assert_non_null(g);
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     plan_infer p;
     p = exp_plan_infer_defaults(&m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
@@ -277,11 +275,10 @@ static void test_recommend_minimal(void **state)
     (void)state;
     gpu_catalog c;
     llm_err e;
-    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     plan_infer p;
     p = exp_plan_infer_defaults(&m);
     p.batch = 8, p.context = 4096, p.weight_dtype = DT_FP16;
@@ -373,15 +370,14 @@ static void test_lora_70b_fits(void **state)
     (void)state;
     gpu_catalog c;
     llm_err e;
-    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", &c, &e), 0);
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
     const gpu_spec *a100 = gpu_find(&c, "a100-sxm-80gb"),
                    *h100 = gpu_find(&c, "h100-sxm");
     assert_non_null(a100);
     assert_non_null(h100);
     model_spec m;
     load_model("llama-2-70b", &m);
-    mem_overhead o;
-    mem_overhead_defaults(&o);
+    mem_overhead o = shipped_overhead();
     struct {
         const gpu_spec *g;
         int tp, dp, zero;

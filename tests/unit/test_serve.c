@@ -19,11 +19,9 @@ static serve_input input(env *v, int tp, int pp, int replicas,
     in.coll = &v->coll;
     in.npools = 1;
     in.pool[0] = (serve_pool){.gpu = v->t->gpu, .cost = &v->cost, .tp = tp,
-                              .pp = pp, .replicas = replicas, .idle_w = 75};
+                              .pp = pp, .replicas = replicas, .idle_w = 75,
+                              .overhead = v->ov};
     in.p = exp_serve_params_defaults();
-    static mem_overhead ov;
-    mem_overhead_defaults(&ov);
-    in.overhead = &ov;
     in.req = req;
     in.nreq = n;
     return in;

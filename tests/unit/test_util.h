@@ -67,7 +67,7 @@ static inline int catalog_setup(void **state)
 {
     (void)state;
     llm_err e;
-    return cfg_load_gpus("topologies/gpus.cfg", &cat, &e);
+    return cfg_load_gpus("topologies/gpus.cfg", ".", &cat, &e);
 }
 
 static inline int catalog_teardown(void **state)
@@ -111,6 +111,18 @@ static inline void test_topo_destroy(topo *t)
     topo_destroy(t);
 }
 
+/* The shipped calib/overhead.tsv's '*' rows. */
+static inline mem_overhead shipped_overhead(void)
+{
+    mem_overhead o;
+    llm_err e;
+    if (cfg_load_overhead(".", NULL, &o, &e) != 0) {
+        print_error("%s\n", e.msg);
+        fail();
+    }
+    return o;
+}
+
 /* `nodes` DGX H100 nodes with their calibrations, and a model file. */
 typedef struct env {
     topo *t;
@@ -134,7 +146,7 @@ static inline void env_open(env *v, int nodes, const char *model)
     assert_non_null(v->t);
     assert_int_equal(cfg_load_cost_calib(".", &cat, v->t->gpu, &v->cost, &e), 0);
     assert_int_equal(cfg_load_coll_calib(".", v->t, &v->coll, &e), 0);
-    mem_overhead_defaults(&v->ov);
+    assert_int_equal(cfg_load_overhead(".", v->t->gpu, &v->ov, &e), 0);
     load_model(model, &v->m);
 }
 

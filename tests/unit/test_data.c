@@ -1,0 +1,496 @@
+/* Figures moved from C into data files: each loader reads the shipped
+ * file (a value checked against the row it comes from) and names file,
+ * line and key for a bad row. */
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+/* A scratch data directory: <dir>/topologies and <dir>/calib. */
+static char dir[64];
+
+static void scratch(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/llmsim-data-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char p[128];
+    snprintf(p, sizeof p, "%s/topologies", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/calib", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+}
+
+/* Writes text to <dir>/<rel>. */
+static void put(const char *rel, const char *text)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void scratch_remove(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void expect(const char *msg, const char *a, const char *b)
+{
+    if (!msg) {
+        print_error("expected an error containing \"%s\"\n", a);
+        fail();
+    }
+    if (!strstr(msg, a) || (b && !strstr(msg, b))) {
+        print_error("message \"%s\" lacks \"%s\" / \"%s\"\n", msg, a,
+                    b ? b : "");
+        fail();
+    }
+}
+
+/* ---- topologies/pcie.tsv ---------------------------------------------- */
+
+static void test_pcie_shipped(void **state)
+{
+    (void)state;
+    /* H100 SXM: gen 5 x16 = 16 x 32 GT/s / 8 x 128/130 = 63.0 GB/s per
+     * direction; A100 SXM: gen 4 x16 = 31.5 GB/s */
+    const gpu_spec *h = gpu_find(&cat, "h100-sxm");
+    assert_non_null(h);
+    assert_close(gpu_pcie_Bps(h), 16 * 32e9 / 8 * 128.0 / 130.0, 1e-12);
+    assert_close(gpu_pcie_Bps(gpu_find(&cat, "a100-sxm-80gb")),
+                 16 * 16e9 / 8 * 128.0 / 130.0, 1e-12);
+}
+
+static const char *pcie_error(const char *table)
+{
+    static llm_err e;
+    scratch();
+    put("topologies/pcie.tsv", table);
+    gpu_catalog c;
+    int rc = cfg_load_gpus("topologies/gpus.cfg", dir, &c, &e);
+    if (rc == 0)
+        gpu_catalog_free(&c);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+#define PCIE_HEAD "gen\tlane_GTps\tpayload_bits\tline_bits\tsource\n"
+
+static void test_pcie_errors(void **state)
+{
+    (void)state;
+    expect(pcie_error("# comment\n" PCIE_HEAD "4\t16\t130\t128\tx\n"),
+           "pcie.tsv:3: line_bits: 128 is out of range", "expected 130..");
+    expect(pcie_error(PCIE_HEAD "4\t16\t128\t130\tx\n4\t16\t128\t130\ty\n"),
+           "pcie.tsv:3: gen: a second row for generation 4", NULL);
+    expect(pcie_error(PCIE_HEAD "4.5\t16\t128\t130\tx\n"),
+           "pcie.tsv:2: gen: 4.5 is not a whole number", NULL);
+    expect(pcie_error(PCIE_HEAD "4\t16\t128\t130\t\n"),
+           "pcie.tsv:2: source: empty", NULL);
+    /* the catalog holds gen 3, 4 and 5 GPUs: the first without a row is
+     * named at its pcie_gen line */
+    expect(pcie_error(PCIE_HEAD "4\t16\t128\t130\tx\n"),
+           "gpus.cfg:", "pcie_gen: no row for generation");
+}
+
+/* ---- calib/nccl-arch.tsv and calib/nics.tsv --------------------------- */
+
+/* Node file `node` (topologies/) with its own GPU and nodes, optionally
+ * with the NIC at nic_gbps; its keys from datadir. */
+static int keys_of(const char *datadir, const char *node, double nic_gbps,
+                   cfg_coll_keys *k, llm_err *e)
+{
+    topo_nodespec s;
+    topo_fabricspec f;
+    int n;
+    char p[128];
+    snprintf(p, sizeof p, "topologies/%s.cfg", node);
+    assert_int_equal(cfg_load_topology(p, ".", &s, &n, &f, e), 0);
+    if (nic_gbps > 0)
+        s.nic_bw_Bps = nic_gbps * 1e9 / 8;
+    const gpu_spec *g = NULL;
+    for (int i = 0; i < s.ndev; i++)
+        if (s.dev[i].kind == DEV_GPU)
+            g = gpu_find(&cat, s.dev[i].model);
+    assert_non_null(g);
+    char why[256];
+    topo *t = topo_build(&s, g, 1, &f, why, sizeof why);
+    assert_non_null(t);
+    int rc = cfg_coll_keys_of(datadir, t, k, e);
+    topo_destroy(t);
+    return rc;
+}
+
+static void test_arch_shipped(void **state)
+{
+    (void)state;
+    cfg_coll_keys k;
+    llm_err e;
+    /* H100 (sm 90): NCCL's hopper rows; PCIe gen 5; 400 Gb/s = 50 GB/s
+     * NIC >= the ndr row's 45 GB/s */
+    assert_int_equal(keys_of(".", "dgx-h100", 0, &k, &e), 0);
+    assert_string_equal(k.nccl, "hopper");
+    assert_string_equal(k.link[LINK_NVLINK], "hopper");
+    assert_string_equal(k.link[LINK_PCIE], "gen5");
+    assert_string_equal(k.link[LINK_NETWORK], "ndr");
+    /* A100 (sm 80), 200 Gb/s = 25 GB/s: hdr */
+    assert_int_equal(keys_of(".", "dgx-a100", 0, &k, &e), 0);
+    assert_string_equal(k.nccl, "ampere");
+    assert_string_equal(k.link[LINK_NVLINK], "ampere");
+    assert_string_equal(k.link[LINK_NETWORK], "hdr");
+    /* RTX A6000 (sm 86): NCCL's ampere tuning rows, but the sm86 NVLink
+     * row (the narrower row above the 80..89 one) */
+    assert_int_equal(keys_of(".", "pcie-8x-a6000-nvlink-pairs", 0, &k, &e),
+                     0);
+    assert_string_equal(k.nccl, "ampere");
+    assert_string_equal(k.link[LINK_NVLINK], "ampere-sm86");
+    /* the cut is the ndr row's min_GBps: 360 Gb/s = 45 GB/s is ndr,
+     * 359 Gb/s is hdr */
+    assert_int_equal(keys_of(".", "dgx-h100", 360, &k, &e), 0);
+    assert_string_equal(k.link[LINK_NETWORK], "ndr");
+    assert_int_equal(keys_of(".", "dgx-h100", 359, &k, &e), 0);
+    assert_string_equal(k.link[LINK_NETWORK], "hdr");
+}
+
+#define ARCH_HEAD "table\tsm_min\tsm_max\tarch\tsource\n"
+#define ARCH_OK                                                             \
+    "tuning\t0\t9999\tx\ts\nnvlink\t0\t9999\ty\ts\n"
+#define NICS_HEAD "kind\tmin_GBps\tline_GBps\tsource\n"
+#define NICS_OK "hdr\t0\t25\ts\n"
+
+static const char *keys_error(const char *arch, const char *nics)
+{
+    static llm_err e;
+    scratch();
+    put("calib/nccl-arch.tsv", arch);
+    put("calib/nics.tsv", nics);
+    cfg_coll_keys k;
+    int rc = keys_of(dir, "dgx-h100", 0, &k, &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_arch_errors(void **state)
+{
+    (void)state;
+    assert_null(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD NICS_OK));
+    expect(keys_error(ARCH_HEAD ARCH_OK "tunning\t0\t1\tz\ts\n",
+                      NICS_HEAD NICS_OK),
+           "nccl-arch.tsv:4: table: unknown table \"tunning\"", NULL);
+    expect(keys_error(ARCH_HEAD "tuning\t90\t80\tx\ts\n" ARCH_OK,
+                      NICS_HEAD NICS_OK),
+           "nccl-arch.tsv:2: sm_max: 80 is out of range", NULL);
+    /* sm 90 in no nvlink row */
+    expect(keys_error(ARCH_HEAD "tuning\t0\t9999\tx\ts\n"
+                      "nvlink\t100\t9999\ty\ts\n", NICS_HEAD NICS_OK),
+           "nccl-arch.tsv: nvlink: no row holds sm 90", NULL);
+    expect(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD NICS_OK "ndr\t0\t50\ts\n"),
+           "nics.tsv:3: min_GBps: 0 again", NULL);
+    expect(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD "ndr\t60\t50\ts\n"),
+           "nics.tsv: min_GBps: no row for a NIC of 50 GB/s", NULL);
+    expect(keys_error(ARCH_HEAD ARCH_OK, NICS_HEAD "hdr\t0\t25\t\n"),
+           "nics.tsv:2: source: empty", NULL);
+}
+
+/* ---- calib/overhead.tsv ----------------------------------------------- */
+
+static void test_overhead_shipped(void **state)
+{
+    (void)state;
+    /* the '*' rows: 0.5 GiB context, 4 MiB x 2 x 16 channels of NCCL
+     * buffers per communicator, 5% allocator reserve */
+    mem_overhead o;
+    llm_err e;
+    assert_int_equal(cfg_load_overhead(".", gpu_find(&cat, "h100-sxm"), &o,
+                                       &e), 0);
+    assert_true(o.cuda_context_bytes == 0.5 * GiB);
+    assert_true(o.nccl_bytes_per_group == 4 * MiB * 2 * 16);
+    assert_true(o.reserve_frac == 0.05);
+}
+
+#define OV_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
+#define OV_STAR                                                             \
+    "*\tcuda_context\t0.5\tGiB\ts\n"                                      \
+    "*\tnccl_per_communicator\t128\tMiB\ts\n"                             \
+    "*\tallocator_reserve\t0.05\tfraction\ts\n"
+
+/* Loads `table` as calib/overhead.tsv for GPU gpu (NULL: '*'). */
+static const char *overhead_error(const char *table, const char *gpu,
+                                  mem_overhead *o)
+{
+    static llm_err e;
+    scratch();
+    put("calib/overhead.tsv", table);
+    int rc = cfg_load_overhead(dir, gpu ? gpu_find(&cat, gpu) : NULL, o, &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_overhead_per_gpu(void **state)
+{
+    (void)state;
+    mem_overhead o;
+    const char *t = OV_HEAD OV_STAR "h100-sxm\tcuda_context\t0.75\tGiB\tm\n";
+    /* H100 takes its own context row and the '*' rows of the others */
+    assert_null(overhead_error(t, "h100-sxm", &o));
+    assert_true(o.cuda_context_bytes == 0.75 * GiB);
+    assert_true(o.nccl_bytes_per_group == 128 * MiB);
+    /* A100 and the '*' request take the defaults */
+    assert_null(overhead_error(t, "a100-sxm-80gb", &o));
+    assert_true(o.cuda_context_bytes == 0.5 * GiB);
+    assert_null(overhead_error(t, NULL, &o));
+    assert_true(o.cuda_context_bytes == 0.5 * GiB);
+}
+
+static void test_overhead_errors(void **state)
+{
+    (void)state;
+    mem_overhead o;
+    expect(overhead_error(OV_HEAD OV_STAR "*\tcuda_contxt\t1\tGiB\ts\n",
+                          "h100-sxm", &o),
+           "overhead.tsv:5: cuda_contxt: unknown key",
+           "did you mean \"cuda_context\"");
+    expect(overhead_error(OV_HEAD "*\tallocator_reserve\t5\t%\ts\n",
+                          NULL, &o),
+           "overhead.tsv:2: allocator_reserve: 5 is out of range",
+           "expected 0..0.9 fraction");
+    expect(overhead_error(OV_HEAD OV_STAR "*\tcuda_context\t1\tGiB\ts\n",
+                          NULL, &o),
+           "overhead.tsv:5: cuda_context: a second row for *",
+           "the first is line 2");
+    expect(overhead_error(OV_HEAD "h100-sxm\tcuda_context\t1\tGiB\ts\n"
+                          "*\tnccl_per_communicator\t128\tMiB\ts\n"
+                          "*\tallocator_reserve\t0.05\tfraction\ts\n",
+                          "a100-sxm-80gb", &o),
+           "overhead.tsv: cuda_context: no row for a100-sxm-80gb and no '*'",
+           NULL);
+    expect(overhead_error(OV_HEAD "*\tcuda_context\tlots\tGiB\ts\n", NULL,
+                          &o),
+           "overhead.tsv:2: cuda_context: value \"lots\" is not a number",
+           NULL);
+    expect(overhead_error(OV_HEAD "*\tcuda_context\t0.5\tGiB\t\n", NULL,
+                          &o),
+           "overhead.tsv:2: cuda_context: empty source", NULL);
+    expect(overhead_error("gpu\tkey\tvalue\n*\tcuda_context\t0.5\n", NULL,
+                          &o),
+           "source: missing column", NULL);
+}
+
+/* ---- calib/economics.tsv ---------------------------------------------- */
+
+static void test_econ_shipped(void **state)
+{
+    (void)state;
+    /* 3-year amortization, $0.10/kWh (EIA industrial), PUE 1.3, no
+     * server share */
+    econ_params p;
+    llm_err e;
+    assert_int_equal(cfg_load_econ(".", &p, &e), 0);
+    assert_true(p.amortization_years == 3);
+    assert_true(p.usd_per_kwh == 0.10);
+    assert_true(p.pue == 1.3);
+    assert_true(p.server_usd_per_gpu == 0);
+}
+
+/* A compare file's economics group overrides the data's defaults, key by
+ * key (cfg_compare_econ reads the data of $LLMSIM_DATA, as make unit sets
+ * it). */
+static void test_econ_compare_override(void **state)
+{
+    (void)state;
+    char path[128];
+    write_temp(path, sizeof path, ".cfg",
+               "training = \"configs/train-llama2-7b-8xh100.cfg\";\n"
+               "clusters = ( { cluster = \"dgx-h100\"; },\n"
+               "             { cluster = \"dgx-a100\"; } );\n"
+               "economics = { pue = 1.5; };\n");
+    static exp_compare f; /* large */
+    llm_err e;
+    int rc = cfg_compare_load(path, &f, &e) || cfg_compare_econ(&f, &e);
+    unlink(path);
+    if (rc)
+        print_error("%s\n", e.msg);
+    assert_int_equal(rc, 0);
+    assert_true(f.econ.pue == 1.5);
+    assert_true(f.econ.usd_per_kwh == 0.10);
+    assert_true(f.econ.amortization_years == 3);
+}
+
+#define ECON_OK                                                             \
+    "amortization_years\t3\ty\ts\nusd_per_kwh\t0.1\tu\ts\n"               \
+    "pue\t1.3\tr\ts\nserver_usd_per_gpu\t0\tu\ts\n"
+
+static const char *econ_error(const char *table)
+{
+    static llm_err e;
+    scratch();
+    put("calib/economics.tsv", table);
+    econ_params p;
+    int rc = cfg_load_econ(dir, &p, &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_econ_errors(void **state)
+{
+    (void)state;
+    assert_null(econ_error("key\tvalue\tunit\tsource\n" ECON_OK));
+    expect(econ_error("key\tvalue\tunit\tsource\n" ECON_OK
+                      "pue\t1.2\tr\ts\n"),
+           "economics.tsv:6: pue: a second row (the first is line 4",
+           NULL);
+    expect(econ_error("key\tvalue\tunit\tsource\n" ECON_OK
+                      "usd_per_kwhh\t0.1\tu\ts\n"),
+           "economics.tsv:6: usd_per_kwhh: unknown key",
+           "did you mean \"usd_per_kwh\"");
+    expect(econ_error("key\tvalue\tunit\tsource\npue\t0.9\tr\ts\n"),
+           "economics.tsv:2: pue: 0.9 is out of range", "expected 1..10");
+    expect(econ_error("key\tvalue\tunit\tsource\npue\t1.3\tr\ts\n"),
+           "economics.tsv: amortization_years: missing", NULL);
+}
+
+/* ---- calib/fit.tsv ---------------------------------------------------- */
+
+static void test_fit_shipped(void **state)
+{
+    (void)state;
+    cfg_fit_gpu *g;
+    int n;
+    llm_err e;
+    assert_int_equal(cfg_load_fit_gpus(".", &g, &n, &e), 0);
+    assert_int_equal(n, 5);
+    /* traced first (a100 then h100: the order calibrate fits them in) */
+    assert_string_equal(g[0].gpu, "a100-sxm-80gb");
+    assert_string_equal(g[0].traces, "a100");
+    assert_string_equal(g[0].derived_from, "");
+    assert_true(g[0].flash_fwd == 0.73); /* FlashAttention-2 on A100 */
+    assert_non_null(strstr(g[0].flash_src, "arXiv 2307.08691"));
+    /* H200 from H100, FlashAttention-3's 75% */
+    assert_string_equal(g[2].gpu, "h200");
+    assert_string_equal(g[2].traces, "");
+    assert_string_equal(g[2].derived_from, "h100-sxm");
+    assert_true(g[2].flash_fwd == 0.75);
+    free(g);
+}
+
+#define FIT_HEAD "gpu\ttraces\tderived_from\tflash_fwd_peak_fraction\tsource\n"
+#define FIT_A "a\tta\t-\t0.7\ts\n"
+
+static const char *fit_error(const char *table)
+{
+    static llm_err e;
+    scratch();
+    put("calib/fit.tsv", table);
+    cfg_fit_gpu *g;
+    int n;
+    int rc = cfg_load_fit_gpus(dir, &g, &n, &e);
+    scratch_remove();
+    if (rc == 0)
+        free(g);
+    return rc == 0 ? NULL : e.msg;
+}
+
+static void test_fit_errors(void **state)
+{
+    (void)state;
+    assert_null(fit_error(FIT_HEAD FIT_A "b\t-\ta\t0.7\ts\n"));
+    expect(fit_error(FIT_HEAD FIT_A "b\ttb\ta\t0.7\ts\n"),
+           "fit.tsv:3: traces: b", "either traces or derived_from");
+    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t0.7\ts\nc\t-\tb\t0.7\ts\n"),
+           "fit.tsv:4: derived_from: b is not a traced row", NULL);
+    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t1.7\ts\n"),
+           "fit.tsv:3: flash_fwd_peak_fraction: 1.7 is out of range", NULL);
+    expect(fit_error(FIT_HEAD FIT_A FIT_A), "fit.tsv:3: gpu: a again", NULL);
+    expect(fit_error(FIT_HEAD "a\tta\t-\t0.7\t\n"),
+           "fit.tsv:2: source: empty", NULL);
+}
+
+/* ---- calib/kernels.tsv ------------------------------------------------ */
+
+static void test_kernels_shipped(void **state)
+{
+    (void)state;
+    /* FlashAttention-2: 5 matmuls backward against 2 forward; a one-byte
+     * dropout mask */
+    cost_calib c;
+    llm_err e;
+    assert_int_equal(cfg_load_cost_calib(".", &cat, gpu_find(&cat, "h100-sxm"),
+                                         &c, &e), 0);
+    assert_true(c.flash_bwd_ratio == 2.5);
+    assert_non_null(strstr(c.flash_bwd_source, "2307.08691"));
+    assert_true(c.dropout_mask_bytes == 1);
+    cost_calib_free(&c);
+}
+
+/* calib/kernels.tsv in a scratch data directory whose calib/h100-sxm and
+ * calib/links.tsv are the real ones. */
+static const char *kernels_error(const char *table, cost_calib *c)
+{
+    static llm_err e;
+    scratch();
+    put("calib/kernels.tsv", table);
+    char real[PATH_MAX], link[256];
+    assert_non_null(realpath("calib/h100-sxm", real));
+    snprintf(link, sizeof link, "%s/calib/h100-sxm", dir);
+    assert_int_equal(symlink(real, link), 0);
+    assert_non_null(realpath("calib/links.tsv", real));
+    snprintf(link, sizeof link, "%s/calib/links.tsv", dir);
+    assert_int_equal(symlink(real, link), 0);
+    int rc = cfg_load_cost_calib(dir, &cat, gpu_find(&cat, "h100-sxm"), c,
+                                 &e);
+    scratch_remove();
+    return rc == 0 ? NULL : e.msg;
+}
+
+#define K_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
+#define K_STAR                                                              \
+    "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"                             \
+    "*\tdropout_mask_bytes\t1\tbytes\ts\n"
+
+static void test_kernels_errors(void **state)
+{
+    (void)state;
+    cost_calib c;
+    /* a GPU's own row wins */
+    assert_null(kernels_error(K_HEAD K_STAR
+                              "h100-sxm\tflash_bwd_over_fwd\t3\tratio\tm\n",
+                              &c));
+    assert_true(c.flash_bwd_ratio == 3);
+    assert_string_equal(c.flash_bwd_source, "m");
+    cost_calib_free(&c);
+    expect(kernels_error(K_HEAD K_STAR "*\tflash_bwd\t3\tratio\ts\n", &c),
+           "kernels.tsv:4: flash_bwd: unknown key",
+           "expected flash_bwd_over_fwd, dropout_mask_bytes");
+    expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t0\tratio\ts\n", &c),
+           "kernels.tsv:2: flash_bwd_over_fwd: 0 is out of range", NULL);
+    expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n",
+                         &c),
+           "kernels.tsv: dropout_mask_bytes: no row for h100-sxm", NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pcie_shipped),
+        cmocka_unit_test(test_pcie_errors),
+        cmocka_unit_test(test_arch_shipped),
+        cmocka_unit_test(test_arch_errors),
+        cmocka_unit_test(test_overhead_shipped),
+        cmocka_unit_test(test_overhead_per_gpu),
+        cmocka_unit_test(test_overhead_errors),
+        cmocka_unit_test(test_econ_shipped),
+        cmocka_unit_test(test_econ_compare_override),
+        cmocka_unit_test(test_econ_errors),
+        cmocka_unit_test(test_fit_shipped),
+        cmocka_unit_test(test_fit_errors),
+        cmocka_unit_test(test_kernels_shipped),
+        cmocka_unit_test(test_kernels_errors),
+    };
+    return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);
+}
