@@ -63,7 +63,7 @@ FUZZ_SECONDS ?= 30
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(if $(filter build-mpi,$(BUILD)),llmsim-mpi,$(BUILD)/llmsim))
 
 .PHONY: all deps demo test unit cli asan valgrind install clean bench validate validate-baseline calib knee plots \
-        check-layers golden golden-check
+        check-layers golden golden-check alloc
 
 all: $(BIN)
 
@@ -150,7 +150,28 @@ asan: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 CHECK=1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  unit cli
+	  unit cli alloc
+
+# Allocation-failure injection (tests/alloc/): llmsim linked with
+# failalloc.o, whose wrappers of malloc & co. fail the N-th allocation;
+# every N over a training run, a serving run and a sweep point must exit 1
+# with "out of memory", no crash, no leak.  Runs in `make asan`.
+ALLOC_WRAP = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
+$(BUILD)/alloc/failalloc.o: tests/alloc/failalloc.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(BUILD)/llmsim-failalloc: $(BUILD)/cli/main.o $(BUILD)/libllmsim.a $(BUILD)/alloc/failalloc.o
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(ALLOC_WRAP) $(LDLIBS_ALL)
+
+alloc: $(BUILD)/llmsim-failalloc
+	@LLMSIM_DATA=$(CURDIR) sh tests/alloc/run.sh ./$< train -- \
+	  train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=8
+	@LLMSIM_DATA=$(CURDIR) sh tests/alloc/run.sh ./$< serve -- \
+	  serve configs/serve-llama2-70b-disagg-2xh100.cfg --requests 4
+	@LLMSIM_DATA=$(CURDIR) sh tests/alloc/run.sh ./$< sweep-point -- \
+	  sweep configs/train-llama2-7b-8xh100.cfg --vary parallel.tp=2 -j 1 \
+	  --no-progress --out @OUT@
 
 valgrind: deps all $(TESTBIN)
 	@for t in $(TESTBIN); do LLMSIM_DATA=$(CURDIR) valgrind -q --error-exitcode=99 \

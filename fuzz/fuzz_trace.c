@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     llm_err e = {{0}};
     if (fz_report("trace", wl_read_trace(p, 1.0, 0, &r, &n, &e), &e) == 0) {
         wl_summary s;
-        wl_summarize(r, n, &s);
+        (void)wl_summarize(r, n, &s, &e);
         free(r);
     }
     if (wl_read_trace(p, 2.5, 3, &r, &n, &e) == 0)

@@ -314,8 +314,10 @@ void util_buf_append(util_buf *b, const char *s, size_t n)
         while (cap < b->len + n + 1)
             cap *= 2;
         char *ns = realloc(b->s, cap);
-        if (!ns)
+        if (!ns) {
+            b->nomem = true;
             return;
+        }
         b->s = ns;
         b->cap = cap;
     }
@@ -338,8 +340,10 @@ void util_buf_printf(util_buf *b, const char *fmt, ...)
         return;
     }
     char *big = malloc((size_t)n + 1);
-    if (!big)
+    if (!big) {
+        b->nomem = true;
         return;
+    }
     va_start(ap, fmt);
     vsnprintf(big, (size_t)n + 1, fmt, ap);
     va_end(ap);

@@ -3,6 +3,7 @@
 #ifndef LLMSIM_UTIL_H
 #define LLMSIM_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,10 +55,11 @@ int util_out_commit(util_outfile *o, llm_err *e);
 void util_out_abort(util_outfile *o);
 
 /* A growing string (zero-initialize; the owner frees s).  Out of memory
- * leaves it as it was. */
+ * leaves it as it was and sets nomem, which whoever uses it checks. */
 typedef struct util_buf {
     char *s;
     size_t len, cap;
+    bool nomem;
 } util_buf;
 void util_buf_append(util_buf *b, const char *s, size_t n);
 void util_buf_printf(util_buf *b, const char *fmt, ...)

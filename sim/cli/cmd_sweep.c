@@ -176,22 +176,33 @@ static int run_point(const sopts *o, const sweep_spec *s, long i, json_t **j,
 }
 
 /* A result as bytes on a pipe or an MPI message: "ok <json>" or
- * "error <message>". */
+ * "error <message>"; NULL when memory ran out (the sweep stops: a point
+ * that could not be simulated is not a result). */
 static char *encode(long i, const sopts *o, const sweep_spec *s)
 {
     json_t *j = NULL;
     llm_err e = {{0}};
     int rc = run_point(o, s, i, &j, &e);
+    if (rc && strstr(e.msg, "out of memory")) /* every such message says so */
+        return NULL;
     util_buf b = {0};
     if (rc == 0 && j) {
         char *t = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER |
                                     JSON_REAL_PRECISION(10));
-        util_buf_printf(&b, "ok %s", t ? t : "{}");
+        if (!t) {
+            json_decref(j);
+            return NULL;
+        }
+        util_buf_printf(&b, "ok %s", t);
         free(t);
     } else {
         util_buf_printf(&b, "error %s", e.msg[0] ? e.msg : "failed");
     }
     json_decref(j);
+    if (b.nomem) {
+        free(b.s);
+        return NULL;
+    }
     return b.s;
 }
 
@@ -427,6 +438,10 @@ static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
     while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
         util_buf_append(&b, chunk, n);
     fclose(fp);
+    if (b.nomem) {
+        free(b.s);
+        return err_set(e, "out of memory");
+    }
     sweep_fingerprint(s, b.s ? b.s : "", b.len, o->sets, o->nsets);
     free(b.s);
     return load_base(o, e) || check_axes(o, s, e) ? -1 : 0;

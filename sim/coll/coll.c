@@ -45,6 +45,7 @@ typedef struct phase {
     double max_Bps; /* per-flow limit (tree kernels), 0 = none */
     coll_hw hw;
     int64_t lat_ns; /* longest route latency of its edges */
+    bool nomem;     /* an edge could not be stored */
 } phase;
 
 #define MAX_PHASES 4
@@ -80,8 +81,10 @@ static bool add_edge(phase *p, int src, int dst, int level)
     if (p->ne == p->cap) {
         int cap = p->cap ? p->cap * 2 : 64;
         edge *e = realloc(p->e, sizeof *e * (size_t)cap);
-        if (!e)
+        if (!e) {
+            p->nomem = true;
             return false;
+        }
         p->e = e;
         p->cap = cap;
     }
@@ -113,6 +116,7 @@ static void phase_hw(const topo *t, net_routes *rt, phase *p)
         crosses |= a->node != b->node;
         int links[32];
         int h = net_route(rt, p->e[i].src, p->e[i].dst, 0, links, 32);
+        p->nomem |= h == NET_NOMEM;
         if (h > 0 && t->link[links[0]].kind == LINK_NVLINK)
             nvlink = true;
         int64_t lat = h > 0 ? topo_route_lat(t, links, h) : 0;
@@ -168,11 +172,12 @@ static int group_by_node(const topo *t, const coll_req *q, int *sorted,
         int k = slot[node_of(t, q->ranks[i])];
         sorted[start[k] + fill[k]++] = q->ranks[i];
     }
+    int rc = fill ? nn : -1;
     free(fill);
     free(count);
     free(seen);
     free(slot);
-    return nn;
+    return rc;
 }
 
 /* Ring edges over `ranks` (rank ids), `ch` channels; channel c rotates
@@ -185,8 +190,10 @@ static bool ring_edges(run *r, phase *p, const int *sorted, const int *start,
     const topo *t = r->t;
     int n = start[nn];
     int *order = malloc(sizeof(int) * (size_t)n);
-    if (!order)
+    if (!order) {
+        p->nomem = true;
         return false;
+    }
     for (int c = 0; c < ch; c++) {
         int w = 0;
         for (int k = 0; k < nn; k++) {
@@ -474,12 +481,15 @@ bool coll_algo_applies(net_routes *rt, const coll_req *q, coll_algo a)
     }
 }
 
-static bool build(run *r, const coll_req *q)
+/* The phases of the collective: 0, -1 when the algorithm does not apply
+ * to these ranks, NET_NOMEM when memory ran out. */
+static int build(run *r, const coll_req *q)
 {
     int *sorted = malloc(sizeof(int) * (size_t)q->n);
     int *start = malloc(sizeof(int) * (size_t)(q->n + 1));
     bool ok = sorted && start;
     int nn = ok ? group_by_node(r->t, q, sorted, start) : -1;
+    bool nomem = !ok || nn < 0;
     ok = ok && nn > 0;
     if (ok) {
         switch (r->algo) {
@@ -508,7 +518,10 @@ static bool build(run *r, const coll_req *q)
         phase_hw(r->t, r->rt, &r->ph[i]);
     free(sorted);
     free(start);
-    return ok;
+    for (int i = 0; i < r->nph; i++)
+        nomem |= r->ph[i].nomem;
+    nomem |= topo_dist_nomem(net_routes_dist(r->rt));
+    return nomem ? NET_NOMEM : ok ? 0 : -1;
 }
 
 #ifdef LLMSIM_CHECK
@@ -660,9 +673,13 @@ static void launch_step(engine *eng, void *ctx, uint64_t arg)
     flow_done(eng, r, 0); /* drops the guard; an empty step moves on */
 }
 
-int coll_start(net *n, const coll_calib *cal, const coll_req *q,
-               engine_fn done, void *ctx, uint64_t arg, llm_err *e)
+/* coll_start, handing back the run (so a caller whose engine failed can
+ * free the runs that never finished). */
+static int start(net *n, const coll_calib *cal, const coll_req *q,
+                 engine_fn done, void *ctx, uint64_t arg, run **out,
+                 llm_err *e)
 {
+    *out = NULL;
     run *r = calloc(1, sizeof *r);
     if (!r)
         return err_set(e, "out of memory");
@@ -677,8 +694,13 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
     r->arg = arg;
     r->fast = q->fast;
     r->step_begin_ns = engine_now(net_engine(n));
-    if (q->n < 2 || !coll_algo_applies(r->rt, q, q->algo) || !build(r, q)) {
+    int built = q->n < 2 || !coll_algo_applies(r->rt, q, q->algo)
+                    ? -1
+                    : build(r, q);
+    if (built) {
         run_free(r);
+        if (built == NET_NOMEM)
+            return err_set(e, "out of memory");
         return err_set(e, "%s with algorithm %s does not apply to these %d "
                           "GPUs", coll_op_names[q->op],
                        coll_algo_names[q->algo], q->n);
@@ -693,7 +715,15 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
     int64_t base = llround(cal->base_lat_us[r->algo][r->proto] * 1e3);
     engine_after(net_engine(n), base + step_delay(r, &r->ph[0]), launch_step,
                  r, 0);
+    *out = r;
     return 0;
+}
+
+int coll_start(net *n, const coll_calib *cal, const coll_req *q,
+               engine_fn done, void *ctx, uint64_t arg, llm_err *e)
+{
+    run *r;
+    return start(n, cal, q, done, ctx, arg, &r, e);
 }
 
 /* Whether a collective's traffic crosses hardware class h (NVLink inside
@@ -772,12 +802,15 @@ static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
     if (!n)
         return err_set(e, "out of memory");
     alone a = {false};
-    int rc = coll_start(n, cal, q, alone_done, &a, 0, e);
+    run *live;
+    int rc = start(n, cal, q, alone_done, &a, 0, &live, e);
     if (rc == 0) {
         engine_run(eng, INT64_MAX);
-        if (!a.done || engine_failed(eng))
-            rc = err_set(e, "%s did not complete (a route is missing or "
-                            "memory ran out)", coll_op_names[q->op]);
+        if (engine_failed(eng))
+            rc = err_set(e, "out of memory");
+        else if (!a.done)
+            rc = err_set(e, "%s did not complete (a route is missing)",
+                         coll_op_names[q->op]);
     }
     out->time_s = engine_now(eng) * 1e-9;
     out->events = engine_events_run(eng);
@@ -786,6 +819,8 @@ static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
         top_links(net_routes_topo(rt), n, out);
     out->algo = q->algo;
     out->proto = q->proto;
+    if (live && !a.done)
+        run_free(live); /* the engine stopped under it */
     net_destroy(n);
     engine_destroy(eng);
     return rc;
@@ -827,6 +862,8 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
             }
         }
     }
+    if (!found && topo_dist_nomem(net_routes_dist(rt)))
+        return err_set(e, "out of memory");
     if (!found)
         return err_set(e, "no algorithm applies to %s on these %d GPUs%s",
                        coll_op_names[q->op], q->n,
@@ -836,13 +873,15 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
 
 typedef struct together {
     int left;
+    run **live; /* [n]: NULL once finished (it freed itself) */
 } together;
 
 static void together_done(engine *eng, void *ctx, uint64_t arg)
 {
     (void)eng;
-    (void)arg;
-    ((together *)ctx)->left--;
+    together *tg = ctx;
+    tg->left--;
+    tg->live[arg] = NULL;
 }
 
 int coll_time_together(net_routes *rt, const coll_calib *cal,
@@ -854,21 +893,28 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
     net *nt = coll_idle_net(rt, cal, &eng);
     if (!nt)
         return err_set(e, "out of memory");
-    together tg = {n};
-    int rc = 0;
+    together tg = {n, calloc((size_t)(n ? n : 1), sizeof(run *))};
+    int rc = tg.live ? 0 : err_set(e, "out of memory");
     for (int i = 0; i < n && rc == 0; i++) {
         coll_req q = r[i];
         q.fast = false;
-        rc = coll_start(nt, cal, &q, together_done, &tg, 0, e);
+        rc = start(nt, cal, &q, together_done, &tg, (uint64_t)i, &tg.live[i],
+                   e);
     }
     if (rc == 0) {
         engine_run(eng, INT64_MAX);
-        if (tg.left != 0)
+        if (engine_failed(eng))
+            rc = err_set(e, "out of memory");
+        else if (tg.left != 0)
             rc = err_set(e, "collectives did not complete");
     }
     *time_s = engine_now(eng) * 1e-9;
     for (int l = 0; link_bytes && rc == 0 && l < t->nlink; l++)
         link_bytes[l] += net_link(nt, l).bytes;
+    for (int i = 0; tg.live && i < n; i++)
+        if (tg.live[i])
+            run_free(tg.live[i]); /* never finished: the engine failed */
+    free(tg.live);
     net_destroy(nt);
     engine_destroy(eng);
     return rc;

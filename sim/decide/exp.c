@@ -399,7 +399,8 @@ int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
             rc = EXP_NO_FIT;
         goto fail;
     }
-    wl_summarize(req, nreq, &out->ws);
+    if (wl_summarize(req, nreq, &out->ws, e))
+        goto fail;
     serve_source(x, out->source, sizeof out->source);
     return 0;
 fail:

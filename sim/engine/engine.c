@@ -98,6 +98,12 @@ int64_t engine_now(const engine *e) { return e->now_ns; }
 uint64_t engine_pending(const engine *e) { return e->pending; }
 uint64_t engine_events_run(const engine *e) { return e->run_count; }
 bool engine_failed(const engine *e) { return e->failed; }
+
+void engine_fail(engine *e)
+{
+    e->failed = true;
+    e->stop = true;
+}
 void engine_stop(engine *e) { e->stop = true; }
 
 /* ---- heap ---------------------------------------------------------------- */
@@ -246,7 +252,7 @@ engine_ev engine_at(engine *e, int64_t t_ns, engine_fn fn, void *ctx,
           (long long)t_ns, (long long)(e->now_ns - t_ns));
     LLM_ASSERT(t_ns >= e->now_ns);
     if (e->free_head == NIL && !grow(e)) {
-        e->failed = true;
+        engine_fail(e); /* the event is lost: the run cannot go on */
         return (engine_ev){NIL, 0};
     }
     uint32_t idx = e->free_head;
@@ -263,7 +269,7 @@ engine_ev engine_at(engine *e, int64_t t_ns, engine_fn fn, void *ctx,
     e->pending++;
     if (t_ns < e->near_end) {
         if (!heap_push(e, ev, idx))
-            e->failed = true;
+            engine_fail(e);
     } else if (t_ns < e->far_start) {
         uint64_t b = (uint64_t)(t_ns - e->near_end) / (uint64_t)e->width;
         list_append(e, &e->bucket[e->cur + b], idx);
@@ -303,7 +309,7 @@ uint64_t engine_run(engine *e, int64_t until_ns)
 {
     uint64_t ran = 0;
     e->stop = false;
-    while (!e->stop) {
+    while (!e->stop && !e->failed) {
         if (e->heap_n == 0 && (!refill(e) || e->heap_n == 0)) {
             if (e->heap_n == 0 && e->pending > 0)
                 e->failed = true; /* out of memory while refilling */

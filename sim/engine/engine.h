@@ -49,5 +49,8 @@ uint64_t engine_events_run(const engine *eng);
 /* Out of memory while growing the pool is the one failure; it is sticky
  * and reported here (the event that could not be stored is dropped). */
 bool engine_failed(const engine *eng);
+/* A component on the engine ran out of memory (a flow, a collective): the
+ * run stops at once and engine_failed reports it. */
+void engine_fail(engine *eng);
 
 #endif

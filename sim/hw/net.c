@@ -183,13 +183,17 @@ static bool rc_grow(rcache *c)
     return true;
 }
 
-/* The cached route, computing it on a miss; NULL when unreachable. */
+/* The cached route, computing it on a miss; NULL when unreachable, or
+ * with *nomem when memory ran out. */
 static const rentry *cached_route(net_routes *rt, int src, int dst,
-                                  uint32_t salt)
+                                  uint32_t salt, bool *nomem)
 {
     rcache *c = &rt->cache;
-    if (c->n * 2 >= c->cap && !rc_grow(c))
+    *nomem = false;
+    if (c->n * 2 >= c->cap && !rc_grow(c)) {
+        *nomem = true;
         return NULL;
+    }
     uint32_t h = rhash(src, dst, salt);
     for (;; h++) {
         rkey *k = &c->key[h & (c->cap - 1)];
@@ -200,8 +204,12 @@ static const rentry *cached_route(net_routes *rt, int src, int dst,
         rentry *r = &c->body[c->n];
         r->hops = topo_route(rt->t, rt->dist, src, dst, salt, r->path,
                              MAX_HOPS);
-        if (r->hops < 0)
-            return NULL; /* not cached: the slot stays empty */
+        /* not cached: the slot stays empty; a distance table that could
+         * not be made may have hidden a shorter path */
+        if (r->hops < 0 || topo_dist_nomem(rt->dist)) {
+            *nomem = topo_dist_nomem(rt->dist);
+            return NULL;
+        }
         r->lat_ns = topo_route_lat(rt->t, r->path, r->hops);
         *k = (rkey){src, dst, salt, c->n++};
         return r;
@@ -211,8 +219,11 @@ static const rentry *cached_route(net_routes *rt, int src, int dst,
 int net_route(net_routes *rt, int src, int dst, uint32_t salt, int *links,
               int max)
 {
-    const rentry *r = cached_route(rt, src, dst, salt);
-    if (!r || r->hops > max)
+    bool nomem;
+    const rentry *r = cached_route(rt, src, dst, salt, &nomem);
+    if (!r)
+        return nomem ? NET_NOMEM : -1;
+    if (r->hops > max)
         return -1;
     memcpy(links, r->path, sizeof(int) * (size_t)r->hops);
     return r->hops;
@@ -295,6 +306,13 @@ net_routes *net_routes_of(const net *n) { return n->routes; }
 
 /* ---- flow storage -------------------------------------------------------- */
 
+/* A flow that cannot be stored stops the run: the engine reports it. */
+static int out_of_memory(net *n)
+{
+    engine_fail(n->eng);
+    return NET_NOMEM;
+}
+
 static int flow_alloc(net *n)
 {
     if (n->free_head < 0) {
@@ -323,19 +341,27 @@ static int flow_alloc(net *n)
     return id;
 }
 
-static bool link_add(net *n, int link, int id, int *slot)
+/* Room for one more flow on the link (its list doubles when full). */
+static bool link_reserve(net *n, int link)
 {
     lstate *L = &n->l[link];
-    if (L->nflows == L->cap) {
-        int cap = L->cap ? L->cap * 2 : 4;
-        int *p = realloc(L->flows, sizeof(int) * (size_t)cap);
-        if (!p)
-            return false;
-        if (!L->flows)
-            n->touched[n->ntouched++] = link;
-        L->flows = p;
-        L->cap = cap;
-    }
+    if (L->nflows < L->cap)
+        return true;
+    int cap = L->cap ? L->cap * 2 : 4;
+    int *p = realloc(L->flows, sizeof(int) * (size_t)cap);
+    if (!p)
+        return false;
+    if (!L->flows)
+        n->touched[n->ntouched++] = link;
+    L->flows = p;
+    L->cap = cap;
+    return true;
+}
+
+/* Adds flow id to a link with room (link_reserve). */
+static void link_add(net *n, int link, int id, int *slot)
+{
+    lstate *L = &n->l[link];
     if (L->nflows == 0) {
         L->busy_since = engine_now(n->eng);
         L->active_idx = n->nalinks;
@@ -343,7 +369,6 @@ static bool link_add(net *n, int link, int id, int *slot)
     }
     *slot = L->nflows;
     L->flows[L->nflows++] = id;
-    return true;
 }
 
 static void link_remove(net *n, int link, int slot)
@@ -543,27 +568,31 @@ int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
 int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
                     double max_Bps, engine_fn done, void *ctx, uint64_t arg)
 {
-    const rentry *rt = cached_route(n->routes, src, dst, salt);
+    bool nomem;
+    const rentry *rt = cached_route(n->routes, src, dst, salt, &nomem);
     if (!rt)
-        return -1;
+        return nomem ? out_of_memory(n) : -1;
     int hops = rt->hops;
     const int *path = rt->path;
     int64_t lat = rt->lat_ns;
-    n->started += bytes;
     if (bytes <= 0 || hops == 0) { /* nothing to share: only latency */
+        n->started += bytes;
         n->delivered += bytes;
         engine_after(n->eng, lat, done, ctx, arg);
         return 0;
     }
+    for (int k = 0; k < hops; k++)
+        if (!link_reserve(n, path[k]))
+            return out_of_memory(n);
     int id = flow_alloc(n);
     if (id < 0)
-        return -1;
+        return out_of_memory(n);
+    n->started += bytes;
     flow *f = &n->f[id];
     f->hops = hops;
     memcpy(f->path, path, sizeof(int) * (size_t)hops);
     for (int k = 0; k < hops; k++)
-        if (!link_add(n, path[k], id, &f->slot[k]))
-            return -1;
+        link_add(n, path[k], id, &f->slot[k]);
     f->live = true;
     f->bytes = f->remaining = bytes;
     f->rate = 0;

@@ -17,6 +17,10 @@
 
 typedef struct net net;
 
+/* What a flow or a route returns when memory ran out (a flow's engine
+ * then fails: engine_failed). */
+#define NET_NOMEM (-2)
+
 /* Routes between the devices of a topology, found once and kept: the
  * shortest-path distances they come from and every (src, dst, salt) route
  * asked for.  Every network simulated on the topology (each collective of
@@ -27,8 +31,9 @@ net_routes *net_routes_create(const topo *t);
 void net_routes_destroy(net_routes *r);
 const topo *net_routes_topo(const net_routes *r);
 topo_dist *net_routes_dist(net_routes *r);
-/* The links of the route from device src to dst (at most max), or -1 when
- * unreachable.  `salt` varies the ECMP choice between flows. */
+/* The links of the route from device src to dst (at most max), -1 when
+ * unreachable, NET_NOMEM when memory ran out.  `salt` varies the ECMP
+ * choice between flows. */
 int net_route(net_routes *r, int src, int dst, uint32_t salt, int *links,
               int max);
 
@@ -42,7 +47,8 @@ void net_destroy(net *n);
 
 /* Starts a flow of `bytes` from device src to dst; done(eng, ctx, arg) runs
  * when the last byte has arrived.  `salt` varies the ECMP path.  Returns
- * the flow id, or -1 when dst is unreachable or memory runs out. */
+ * the flow id, -1 when dst is unreachable, or NET_NOMEM when memory ran
+ * out (the engine is then failed and the run stops). */
 int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
              engine_fn done, void *ctx, uint64_t arg);
 

@@ -46,7 +46,10 @@ static const struct topo_priv *cpriv(const topo *t)
 struct topo_dist {
     int D;
     int **dist_to; /* [D], each NULL until asked for, then [D] */
+    bool nomem;    /* a table could not be allocated */
 };
+
+bool topo_dist_nomem(const topo_dist *d) { return d->nomem; }
 
 topo_dist *topo_dist_create(const topo *t)
 {
@@ -382,15 +385,26 @@ topo *topo_build(const topo_nodespec *spec, const gpu_spec *gpu, int nodes,
     int links[64];
     for (int r = 1; r < t->ngpu; r++)
         if (topo_route(t, dc, t->gpu_dev[r], t->gpu_dev[0], 0, links, 64) < 0) {
-            snprintf(why, (size_t)why_len,
-                     "%s cannot reach %s (expected every GPU connected: "
-                     "check the links)",
-                     t->dev[t->gpu_dev[r]].name, t->dev[t->gpu_dev[0]].name);
+            if (topo_dist_nomem(dc))
+                snprintf(why, (size_t)why_len, "out of memory");
+            else
+                snprintf(why, (size_t)why_len,
+                         "%s cannot reach %s (expected every GPU connected: "
+                         "check the links)",
+                         t->dev[t->gpu_dev[r]].name,
+                         t->dev[t->gpu_dev[0]].name);
             topo_dist_destroy(dc);
             topo_destroy(t);
             return NULL;
         }
+    /* a distance table that could not be made may have hidden a path */
+    bool nomem = topo_dist_nomem(dc);
     topo_dist_destroy(dc);
+    if (nomem) {
+        snprintf(why, (size_t)why_len, "out of memory");
+        topo_destroy(t);
+        return NULL;
+    }
     return t;
 }
 
@@ -436,6 +450,7 @@ static const int *local_dist(const topo *t, topo_dist *dc, int dst)
     if (!dist || !queue) {
         free(dist);
         free(queue);
+        dc->nomem = true;
         return NULL;
     }
     for (int i = 0; i < D; i++)

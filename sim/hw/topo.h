@@ -131,6 +131,9 @@ typedef struct topo {
 typedef struct topo_dist topo_dist;
 topo_dist *topo_dist_create(const topo *t);
 void topo_dist_destroy(topo_dist *d);
+/* A route failed because a distance table could not be allocated (not
+ * because its destination is unreachable); sticky. */
+bool topo_dist_nomem(const topo_dist *d);
 
 /* Builds the graph for `nodes` copies of the node type joined by `fabric`
  * (fabric is ignored for one node).  Returns NULL with a message on

@@ -110,7 +110,8 @@ static void csv_field(util_buf *b, const char *s)
     util_buf_printf(b, "\"");
 }
 
-/* Splits one CSV line (no line break) into fields, undoing the quoting. */
+/* Splits one CSV line (no line break) into fields, undoing the quoting:
+ * -1 when it is malformed, -2 when memory ran out. */
 static int csv_split(const char *line, strvec *out)
 {
     const char *p = line;
@@ -136,8 +137,12 @@ static int csv_split(const char *line, strvec *out)
             util_buf_printf(&f, "%.*s", (int)len, p);
             p += len;
         }
+        if (f.nomem) {
+            free(f.s);
+            return -2;
+        }
         if (sv_push(out, f.s ? f.s : strdup("")))
-            return -1;
+            return -2;
         if (*p == '\0')
             return 0;
         if (*p != ',')
@@ -175,6 +180,8 @@ static int write_all(int fd, const char *s, size_t n)
 static int append_line(rsweep_file *f, util_buf *b, llm_err *e)
 {
     util_buf_printf(b, "\n");
+    if (b->nomem)
+        return err_set(e, "out of memory");
     if (write_all(f->fd, b->s, b->len) || fsync(f->fd))
         return err_set(e, "%s: %s", f->path, strerror(errno));
     return 0;
@@ -194,13 +201,19 @@ static char *slurp(const char *path, size_t *len, llm_err *e)
         util_buf_append(&b, chunk, n);
     bool bad = ferror(fp);
     fclose(fp);
-    if (bad) {
+    if (bad || b.nomem) {
         free(b.s);
-        err_set(e, "%s: read error", path);
+        if (bad)
+            err_set(e, "%s: read error", path);
+        else
+            err_set(e, "out of memory");
         return NULL;
     }
     *len = b.len;
-    return b.s ? b.s : strdup("");
+    char *text = b.s ? b.s : strdup("");
+    if (!text)
+        err_set(e, "out of memory");
+    return text;
 }
 
 /* The header of an existing file: base columns must be this sweep's. */
@@ -208,6 +221,10 @@ static int read_header(rsweep_file *f, const char *line, llm_err *e)
 {
     util_buf want = {0};
     base_header(&want, f->spec);
+    if (want.nomem) {
+        free(want.s);
+        return err_set(e, "out of memory");
+    }
     size_t wl = want.len;
     bool ok = strncmp(line, want.s, wl) == 0 &&
               (line[wl] == '\0' || line[wl] == ',');
@@ -222,9 +239,11 @@ static int read_header(rsweep_file *f, const char *line, llm_err *e)
     f->header = true;
     if (line[wl] == ',') {
         strvec cols = {0};
-        if (csv_split(line + wl + 1, &cols)) {
+        int bad = csv_split(line + wl + 1, &cols);
+        if (bad) {
             sv_free(&cols);
-            return err_set(e, "%s:1: a broken header", f->path);
+            return bad == -2 ? err_set(e, "out of memory")
+                             : err_set(e, "%s:1: a broken header", f->path);
         }
         f->outputs = cols.v;
         f->noutputs = cols.n;
@@ -239,7 +258,12 @@ static int read_row(rsweep_file *f, const char *line, int lineno, llm_err *e)
     int rc = 0;
     char *end;
     long point = -1;
-    if (csv_split(line, &c) || c.n < 4 + s->naxes) {
+    int bad = csv_split(line, &c);
+    if (bad == -2) {
+        rc = err_set(e, "out of memory");
+        goto out;
+    }
+    if (bad || c.n < 4 + s->naxes) {
         rc = err_set(e, "%s:%d: a broken row (expected point, sweep, %d "
                         "axis values, status and error)", f->path, lineno,
                      s->naxes);
@@ -335,14 +359,21 @@ static int write_header(rsweep_file *f, char **names, int n, llm_err *e)
     util_buf b = {0};
     base_header(&b, f->spec);
     f->outputs = calloc((size_t)(n ? n : 1), sizeof *f->outputs);
-    for (int i = 0; f->outputs && i < n; i++) {
-        f->outputs[i] = strdup(names[i]);
+    bool ok = f->outputs != NULL;
+    for (int i = 0; ok && i < n; i++) {
+        ok = (f->outputs[i] = strdup(names[i])) != NULL;
         util_buf_printf(&b, ",");
         csv_field(&b, names[i]);
     }
-    f->noutputs = f->outputs ? n : 0;
+    if (!ok && f->outputs) {
+        for (int i = 0; i < n; i++)
+            free(f->outputs[i]);
+        free(f->outputs);
+        f->outputs = NULL;
+    }
+    f->noutputs = ok ? n : 0;
     f->header = true;
-    int rc = f->outputs ? append_line(f, &b, e) : err_set(e, "out of memory");
+    int rc = ok ? append_line(f, &b, e) : err_set(e, "out of memory");
     free(b.s);
     return rc;
 }
@@ -402,6 +433,8 @@ static int append_row(rsweep_file *f, long point, json_t *j, const char *error,
     if (!f->header)
         rc = write_header(f, names, n, e) || flush_held(f, e);
     util_buf b = {0};
+    if (rc)
+        goto out;
     util_buf_printf(&b, "%ld,%s", point, f->spec->id);
     for (int a = 0; a < f->spec->naxes; a++) {
         util_buf_printf(&b, ",");
@@ -423,6 +456,7 @@ static int append_row(rsweep_file *f, long point, json_t *j, const char *error,
         f->done[point] = true;
         f->ndone++;
     }
+out:
     free(b.s);
     for (int i = 0; i < n; i++) {
         free(names[i]);
@@ -444,7 +478,9 @@ int rsweep_finish(rsweep_file *f, llm_err *e)
         return -1;
     char **row = calloc((size_t)f->spec->npoints, sizeof *row);
     char *first = strchr(text, '\n');
-    int rc = row && first ? 0 : err_set(e, "%s: no header", f->path);
+    int rc = !row    ? err_set(e, "out of memory")
+             : first ? 0
+                     : err_set(e, "%s: no header", f->path);
     if (!rc) {
         *first = '\0';
         for (char *p = first + 1, *nl; (nl = strchr(p, '\n')); p = nl + 1) {

@@ -807,11 +807,15 @@ static void start_transfer(sim *S, int id, double cap_s)
             S->res->kv_transfer_bytes += bytes;
             if (S->in->free_comm)
                 continue;
-            if (net_flow_capped(S->net, src, dst, bytes, (uint32_t)id, cap,
-                                on_flow, S, (uint64_t)id) < 0) {
+            int f = net_flow_capped(S->net, src, dst, bytes, (uint32_t)id,
+                                    cap, on_flow, S, (uint64_t)id);
+            if (f < 0) {
                 S->failed = 1;
-                err_set(S->e, "KV transfer: no route from GPU %d to GPU %d",
-                        inst_gpu(S, Pi, a), inst_gpu(S, D, b));
+                if (f == NET_NOMEM)
+                    err_set(S->e, "out of memory");
+                else
+                    err_set(S->e, "KV transfer: no route from GPU %d to GPU "
+                            "%d", inst_gpu(S, Pi, a), inst_gpu(S, D, b));
                 engine_stop(S->eng);
                 return;
             }
@@ -1000,6 +1004,9 @@ static int make_infer(sim *S, int pool)
 static int check_input(const serve_input *in, llm_err *e)
 {
     const serve_params *p = &in->p;
+    if (p->weight_dt >= DT_COUNT)
+        return err_set(e, "internal: no weight dtype (the experiment API "
+                          "resolves the model's)");
     for (int k = 0; k < in->npools; k++) {
         const serve_pool *P = &in->pool[k];
         if (P->tp < 1 || P->pp < 1 || P->replicas < 1)

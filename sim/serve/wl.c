@@ -904,20 +904,17 @@ static void int_stats(int *v, int n, double *mean, double *p50, double *p99)
     *p99 = gsl_stats_int_quantile_from_sorted_data(v, 1, (size_t)n, 0.99);
 }
 
-void wl_summarize(const wl_request *r, int n, wl_summary *s)
+int wl_summarize(const wl_request *r, int n, wl_summary *s, llm_err *e)
 {
     *s = (wl_summary){0};
     if (n <= 0)
-        return;
+        return 0;
     s->n = n;
     s->duration_s = r[n - 1].arrival_s;
     s->rate_per_s = s->duration_s > 0 ? (n - 1) / s->duration_s : 0.0;
     int *p = malloc(2 * (size_t)n * sizeof *p); /* prompts, then outputs */
-    if (!p) {
-        s->prompt_mean = s->prompt_p50 = s->prompt_p99 = NAN;
-        s->output_mean = s->output_p50 = s->output_p99 = NAN;
-        return;
-    }
+    if (!p)
+        return err_set(e, "out of memory");
     for (int i = 0; i < n; i++) {
         p[i] = r[i].prompt_tokens;
         p[n + i] = r[i].output_tokens;
@@ -925,4 +922,5 @@ void wl_summarize(const wl_request *r, int n, wl_summary *s)
     int_stats(p, n, &s->prompt_mean, &s->prompt_p50, &s->prompt_p99);
     int_stats(p + n, n, &s->output_mean, &s->output_p50, &s->output_p99);
     free(p);
+    return 0;
 }

@@ -111,15 +111,14 @@ int wl_read_trace(const char *path, double rate_scale, int limit,
  * mean rate, mean/p50/p99 of prompt and output lengths (GSL quantiles,
  * linear interpolation between order statistics).  rate_per_s =
  * (n - 1) / duration, the gaps after the first arrival per second (0 when
- * duration is 0, e.g. offline).  n == 0 gives all zeros; if the O(n)
- * scratch for sorting cannot be allocated the means and percentiles are
- * NaN. */
+ * duration is 0, e.g. offline).  n == 0 gives all zeros.  -1 ("out of
+ * memory") when the O(n) scratch for sorting cannot be allocated. */
 typedef struct wl_summary {
     int n;
     double duration_s, rate_per_s;
     double prompt_mean, prompt_p50, prompt_p99;
     double output_mean, output_p50, output_p99;
 } wl_summary;
-void wl_summarize(const wl_request *r, int n, wl_summary *s);
+int wl_summarize(const wl_request *r, int n, wl_summary *s, llm_err *e);
 
 #endif

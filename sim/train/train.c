@@ -554,6 +554,10 @@ static double p2p_s(ctx *c, int a, int b, double *link_bytes)
                  c->in->t->gpu_dev[rank_of(p, i, 0, 0, b)], bytes, (uint32_t)i,
                  ignore_done, NULL, 0);
     engine_run(eng, INT64_MAX);
+    if (engine_failed(eng)) {
+        c->failed = 1;
+        err_set(c->e, "out of memory");
+    }
     double s = engine_now(eng) * 1e-9;
     for (int l = 0; link_bytes && l < c->in->t->nlink; l++)
         link_bytes[l] += net_link(n, l).bytes;
@@ -742,8 +746,10 @@ static void try_start(sim *S, int s)
     engine_after(S->eng, dur, on_finish, S, (uint64_t)s);
 }
 
-/* Runs the pipeline once; returns the time the last stage finishes. */
-static int64_t run_pipeline(sim *S)
+/* Runs the pipeline once; *end_ns gets the time the last stage finishes.
+ * -1 with the message in c->e when memory runs out or a dependency never
+ * resolves (a deadlock: an internal error). */
+static int run_pipeline(sim *S, int64_t *end_ns)
 {
     ctx *c = S->c;
     size_t cells = (size_t)c->P * c->V * c->M;
@@ -756,7 +762,10 @@ static int64_t run_pipeline(sim *S)
         S->held[s] = S->held_max[s] = 0;
         S->held_at[s] = 0;
     }
+    engine_destroy(S->eng);
     S->eng = engine_create(1024);
+    if (!S->eng)
+        return err_set(c->e, "out of memory");
     for (int s = 0; s < c->P; s++)
         engine_at(S->eng, 0, on_arrive, S, (uint64_t)s);
     if (S->W) { /* the queue and the workers as the last step left them */
@@ -768,14 +777,16 @@ static int64_t run_pipeline(sim *S)
         S->copy_free = S->copy_carry;
     }
     engine_run(S->eng, INT64_MAX);
-    int64_t end = 0;
+    if (engine_failed(S->eng) || S->rec_failed)
+        return err_set(c->e, "out of memory");
+    *end_ns = 0;
     for (int s = 0; s < c->P; s++) {
         if (S->next[s] != S->n_items[s])
-            c->failed = 1; /* a dependency never resolved */
-        if (S->end_ns[s] > end)
-            end = S->end_ns[s];
+            return err_set(c->e, "the pipeline deadlocked (internal error)");
+        if (S->end_ns[s] > *end_ns)
+            *end_ns = S->end_ns[s];
     }
-    return end;
+    return 0;
 }
 
 static void sim_free(sim *S)
@@ -824,8 +835,10 @@ static int sim_alloc(sim *S, ctx *c)
     S->held = calloc((size_t)P, sizeof(int));
     S->held_max = calloc((size_t)P, sizeof(int));
     S->held_at = calloc((size_t)P, sizeof(int64_t));
-    if (!S->vc || !S->order || !S->fwd_in || !S->bwd_in || !S->busy_ns ||
-        !S->held || !S->held_max || !S->held_at)
+    if (!S->vc || !S->p2p_fwd || !S->p2p_bwd || !S->order || !S->n_items ||
+        !S->next || !S->busy || !S->fwd_in || !S->bwd_in || !S->busy_ns ||
+        !S->end_ns || !S->last_bwd_start || !S->held || !S->held_max ||
+        !S->held_at)
         return -1;
     for (int s = 0; s < P; s++) {
         S->order[s] = malloc(sizeof(sched_item) * (size_t)(2 * M * V));
@@ -1056,12 +1069,10 @@ static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
         rc = err_set(c->e, "out of memory");
     double x;
     train_interference inf;
-    if (rc == 0) {
-        S->t_pipe_no_input = run_pipeline(S);
-        engine_destroy(S->eng);
-        S->eng = NULL;
+    if (rc == 0)
+        rc = run_pipeline(S, &S->t_pipe_no_input);
+    if (rc == 0)
         r->step_no_input_wait_s = finish_step(c, S, a, b, &x, &inf);
-    }
     S->W = l->workers;
     r->loader_need_s = c->M * (S->item_ns * 1e-9) / S->W;
     /* a loader whose rate does not divide the step evenly settles into a
@@ -1070,9 +1081,9 @@ static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
     double sum = 0;
     int counted = 0;
     for (int iter = 0; rc == 0 && iter < ITERS; iter++) {
-        run_pipeline(S);
-        engine_destroy(S->eng);
-        S->eng = NULL;
+        int64_t end;
+        if ((rc = run_pipeline(S, &end)))
+            break;
         double st = finish_step(c, S, a, b, &x, &inf);
         int64_t step = ns(st);
         if (iter >= ITERS - TAIL) {
@@ -1329,22 +1340,27 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     }
     /* once with free pipeline transfers, to see what they expose */
     S.free_p2p = true;
-    int64_t t_free = run_pipeline(&S);
-    r->events += engine_events_run(S.eng);
-    engine_destroy(S.eng);
+    int64_t t_free = 0, t_pipe = 0;
+    int rc = run_pipeline(&S, &t_free);
+    r->events += S.eng ? engine_events_run(S.eng) : 0;
     S.free_p2p = false;
     S.rec = in->record;
     if (S.rec)
         memset(S.rec, 0, sizeof *S.rec);
-    int64_t t_pipe = run_pipeline(&S);
-    r->events += engine_events_run(S.eng);
-    if (c.failed) {
-        sim_free(&S);
-        return err_set(e, "the pipeline deadlocked (internal error)");
-    }
-
+    if (rc == 0)
+        rc = run_pipeline(&S, &t_pipe);
+    r->events += S.eng ? engine_events_run(S.eng) : 0;
     double *dp_start = calloc((size_t)c.P, sizeof(double));
     double *dp_len = calloc((size_t)c.P, sizeof(double));
+    if (rc == 0 && (!dp_start || !dp_len))
+        rc = err_set(e, "out of memory");
+    if (rc) {
+        free(dp_start);
+        free(dp_len);
+        sim_free(&S);
+        return -1;
+    }
+
     double dp_exposed = 0, busy_max = 0;
     double step = finish_step(&c, &S, dp_start, dp_len, &dp_exposed,
                               &r->interference);

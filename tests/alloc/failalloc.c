@@ -25,6 +25,10 @@ char *__wrap_strndup(const char *s, size_t n);
 
 static long count, fail_at = -2;
 
+/* Under a sanitizer, $LLMSIM_FAIL_TRACE prints where the failing
+ * allocation was made (for whoever is fixing it). */
+void __sanitizer_print_stack_trace(void) __attribute__((weak));
+
 static void report_count(void)
 {
     const char *f = getenv("LLMSIM_ALLOC_COUNT_FILE");
@@ -47,6 +51,8 @@ static int fails(void)
         return 0;
     static const char msg[] = "failalloc: failed allocation\n";
     (void)!write(2, msg, sizeof msg - 1);
+    if (getenv("LLMSIM_FAIL_TRACE") && __sanitizer_print_stack_trace)
+        __sanitizer_print_stack_trace();
     return 1;
 }
 

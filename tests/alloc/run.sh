@@ -7,7 +7,8 @@
 # leak).  Prints one line per bad N and a summary; exits 1 if any.
 #
 #   tests/alloc/run.sh BINARY NAME -- ARGS...
-# JOBS workers in parallel (default: 2).
+# An argument @OUT@ becomes a fresh output path for each run.  JOBS
+# workers in parallel (default: 2).
 set -u
 bin=$1 name=$2
 shift 3
@@ -15,6 +16,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ASAN_OPTIONS="exitcode=86:detect_leaks=1:abort_on_error=0"
 export UBSAN_OPTIONS="halt_on_error=1:exitcode=86"
+# each run's arguments with @OUT@ replaced by its own output path
+args() {
+    for a in "$@"; do
+        [ "$a" = @OUT@ ] && a="$tmp/out-$N.csv"
+        printf '%s\n' "$a"
+    done
+}
+N=0 args "$@" >"$tmp/args"
+set --
+while IFS= read -r a; do set -- "$@" "$a"; done <"$tmp/args"
 LLMSIM_ALLOC_COUNT_FILE="$tmp/count" "$bin" "$@" >/dev/null 2>"$tmp/err0"
 rc=$?
 if [ $rc -ne 0 ]; then
@@ -26,6 +37,11 @@ total=$(cat "$tmp/count")
 cat >"$tmp/one.sh" <<'ONE'
 n=$1 bin=$2 tmp=$3
 shift 3
+for a in "$@"; do
+    shift
+    case "$a" in "$tmp/out-0.csv") a="$tmp/out-$n.csv" ;; esac
+    set -- "$@" "$a"
+done
 LLMSIM_FAIL_ALLOC=$n "$bin" "$@" >"$tmp/out.$n" 2>"$tmp/err.$n"
 rc=$?
 why=""
@@ -41,14 +57,14 @@ elif [ -s "$tmp/out.$n" ]; then
     why="wrote to stdout before failing"
 fi
 [ -n "$why" ] && echo "  allocation $n: $why"
-rm -f "$tmp/out.$n" "$tmp/err.$n"
+rm -f "$tmp/out.$n" "$tmp/err.$n" "$tmp/out-$n.csv"*
 exit 0
 ONE
-seq 1 "$total" | xargs -P "${JOBS:-2}" -I N sh "$tmp/one.sh" N "$bin" "$tmp" "$@" >"$tmp/bad"
+seq 1 "$total" | xargs -P "${JOBS:-2}" -I {} sh "$tmp/one.sh" {} "$bin" "$tmp" "$@" >"$tmp/bad"
 nbad=$(wc -l <"$tmp/bad")
 if [ "$nbad" -gt 0 ]; then
     echo "alloc $name: $nbad of $total failed allocations handled badly:"
-    head -40 "$tmp/bad"
+    head -n "${ALLOC_SHOW:-40}" "$tmp/bad"
     exit 1
 fi
 echo "alloc $name: $total allocations, each failing in turn: exit 1, \"out of memory\", no leak"

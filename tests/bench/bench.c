@@ -226,6 +226,7 @@ static void bench_serve(const char *what, const char *trace, int tp,
     in.pool[1].replicas = replicas;
     in.pool[1].first_gpu = 8;
     in.p = exp_serve_params_defaults();
+    in.p.weight_dt = DT_FP16; /* the table leaves it to the model's */
     serve_result r;
     double t0 = now_s();
     int rc = serve_simulate(&in, &r, &e);

@@ -22,6 +22,7 @@ static serve_input input(env *v, int tp, int pp, int replicas,
                               .pp = pp, .replicas = replicas, .idle_w = 75,
                               .overhead = v->ov};
     in.p = exp_serve_params_defaults();
+    in.p.weight_dt = DT_FP16; /* the table leaves it to the model's */
     in.req = req;
     in.nreq = n;
     return in;
