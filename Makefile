@@ -2,10 +2,14 @@
 #
 #   make            build ./llmsim
 #   make demo       install missing packages, build, run the ready example
-#   make test       unit tests (cmocka) + command-line tests + a test that
-#                   the accuracy gate fails (no simulation)
-#   make asan       the same tests under AddressSanitizer + UBSan, with
-#                   the simulation invariants enforced (sim/check.h)
+#   make test       the layer check, unit tests (cmocka), command-line
+#                   tests, the golden outputs and a test that the accuracy
+#                   gate fails (no simulation)
+#   make asan       unit and command-line tests under AddressSanitizer +
+#                   UBSan with the simulation invariants enforced
+#                   (sim/base/check.h), and allocation-failure injection
+#                   (tests/alloc: every allocation of three runs fails in
+#                   turn)
 #   make CHECK=1    build-check/llmsim with the invariants enforced
 #   make valgrind   command-line tests under valgrind memcheck
 #   make check-layers  no file of sim/ includes a layer below its own

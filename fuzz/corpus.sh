@@ -1,11 +1,11 @@
 #!/bin/sh
 # Regenerates the seed corpora fuzz/corpus/<target>/ from the repository's
-# own files (and a few Hugging Face config.json files of ../shared/data,
+# own files (and a few Hugging Face config.json files of tests/data,
 # see fuzz/README.md), small enough to keep the whole corpus under ~1 MB.
 # Run from the repository root: sh fuzz/corpus.sh
 set -e
 C=fuzz/corpus
-HF=${HF_CONFIGS:-../shared/data/hf-configs}
+HF=${HF_CONFIGS:-tests/data/hf-configs}
 rm -rf $C
 for t in model hf gpus topo train serve compare trace lens calib sweep; do
     mkdir -p $C/$t

@@ -18,7 +18,7 @@
  *
  *   llmsim: invariant failed: link nvlink gpu3->nvswitch0 carries 912.4
  *   GB/s > capacity 900 GB/s (event: flow rate update, t=0.012345000 s)
- *   [sim/net.c:301]
+ *   [sim/hw/net.c:301]
  *
  * The default handler prints that line and exits with status 3 (1 is bad
  * input, 2 is "does not fit"; cmd.h).  check_set_handler replaces it, so

@@ -15,15 +15,10 @@
 static int unknown_key(cfgu *c, exp_kind k, const config_setting_t *s,
                        const char *key)
 {
-    const char *keys[SETTINGS_MAX + 8];
-    int n = settings_keys(k, keys, SETTINGS_MAX);
-    char hint[200];
-    util_did_you_mean(hint, sizeof hint, key, keys, n);
-    return err_at(c->e, c->file, cfgu_line(s), key,
-                  "unknown key%s (expected a key of a %s experiment; `llmsim "
-                  "help %s` lists them)", hint, exp_kind_names[k],
-                  k == EXP_SERVE ? "serve" : k == EXP_COMPARE ? "compare"
-                                                              : "train");
+    char why[600];
+    settings_unknown(k, key, why, sizeof why);
+    /* why is "KEY: unknown key ...": err_at puts the key itself */
+    return err_at(c->e, c->file, cfgu_line(s), key, "%s", why + strlen(key) + 2);
 }
 
 /* One scalar value of the file into its setting. */

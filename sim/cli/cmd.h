@@ -23,6 +23,8 @@ typedef struct cmd_def {
     const char *usage; /* the help text before the settings */
     int (*run)(int argc, char **argv, llm_err *e);
     unsigned settings; /* 1 << exp_kind: whose settings --help lists */
+    /* the ones it takes of them (NULL: all) */
+    bool (*takes)(const setting *s, exp_kind k);
 } cmd_def;
 
 extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,

@@ -663,4 +663,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_calibrate_def = {
     "calibrate", "fit the cost model to measured kernels, or measure this GPU",
-    usage, run, 0};
+    usage, run, 0, NULL};

@@ -233,4 +233,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_collective_def = {
     "collective", "nccl-tests, simulated: time, algbw, busbw per size", usage,
-    run, 0};
+    run, 0, NULL};

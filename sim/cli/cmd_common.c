@@ -19,7 +19,8 @@ void cmd_help(const cmd_def *d, FILE *fp)
                     "and --set key, what, accepted values, default):\n",
                 k == EXP_INFER ? "n" : "", exp_kind_names[k]);
         for (int i = 0; i < settings_count; i++) {
-            if (!settings_table[i].at[k].in)
+            if (!settings_table[i].at[k].in ||
+                (d->takes && !d->takes(&settings_table[i], (exp_kind)k)))
                 continue;
             char line[1024];
             settings_help_line(&settings_table[i], (exp_kind)k, line,
@@ -49,11 +50,11 @@ int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
         *eq = '\0';
     const char *s = util_suggest(w, names, n);
     if (s)
-        return err_set(e, "%s: unknown option \"%s\" (did you mean --%s?); "
-                          "see `llmsim help %s`",
-                       cmd, arg, s, cmd);
-    return err_set(e, "%s: unknown option \"%s\"; see `llmsim help %s`", cmd,
-                   arg, cmd);
+        return err_set(e, "unknown option \"%s\" (did you mean --%s?); see "
+                          "`llmsim help %s`",
+                       arg, s, cmd);
+    return err_set(e, "unknown option \"%s\"; see `llmsim help %s`", arg,
+                   cmd);
 }
 
 int cmd_getopt(const char *cmd, int argc, char **argv, const void *longopts,

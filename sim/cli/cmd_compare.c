@@ -120,4 +120,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_compare_def = {
     "compare", "one workload on several clusters: speed, cost, energy, "
-    "verdict", usage, run, 1u << EXP_COMPARE};
+    "verdict", usage, run, 1u << EXP_COMPARE, NULL};

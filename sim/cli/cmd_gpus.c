@@ -226,4 +226,4 @@ static int run(int argc, char **argv, llm_err *e)
 }
 
 const cmd_def cmd_gpus_def = {"gpus", "list GPUs, or compare them side by side",
-                              usage, run, 0};
+                              usage, run, 0, NULL};

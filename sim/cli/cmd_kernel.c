@@ -288,4 +288,4 @@ out:
 
 const cmd_def cmd_kernel_def = {
     "kernel", "predicted time of one op (GEMM, attention, ...) on a GPU",
-    usage, run, 0};
+    usage, run, 0, NULL};

@@ -61,6 +61,16 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     return -1;
 }
 
+/* Memory needs a model and a plan: a cluster, its links or a data loader
+ * are the simulating commands' settings. */
+static bool takes(const setting *s, exp_kind k)
+{
+    const char *key = s->at[k].key;
+    return !key || strcmp(key, "model") == 0 ||
+           strncmp(key, "parallel.", 9) == 0 ||
+           strncmp(key, "overhead.", 9) == 0;
+}
+
 /* The plan of the mode --train picks (training or inference), from the
  * settings table's flags; the model named by --model. */
 static int parse(int argc, char **argv, opts *o, char *model, size_t len,
@@ -79,6 +89,11 @@ static int parse(int argc, char **argv, opts *o, char *model, size_t len,
     if (a.file)
         return err_set(e, "unexpected argument \"%s\" (options start with "
                           "--; see `llmsim help memory`)", a.file);
+    for (int i = 0; i < a.nflags; i++)
+        if (!takes(a.flag[i], k))
+            return err_set(e, "--%s is not a memory option (it is `llmsim "
+                              "train`'s; see `llmsim help memory`)",
+                           a.flag[i]->flag);
     static exp_train x;
     static exp_infer y;
     if (train) {
@@ -86,6 +101,11 @@ static int parse(int argc, char **argv, opts *o, char *model, size_t len,
         if (cmd_load_exp(k, &x, x.src, x.file, &a, e))
             return -1;
         o->t = x.plan;
+        if (x.microbatches > 0 && x.plan.dp > 0)
+            o->t.global_batch = x.plan.micro_batch * x.plan.dp * x.microbatches;
+        else if (x.microbatches > 0 || x.plan.dp == 0)
+            return err_set(e, "--dp 0 (fill the cluster) needs a cluster: "
+                              "give memory --dp N");
         snprintf(model, len, "%s", x.model);
         exp_overhead_apply(&o->o, &x.overhead);
     } else {
@@ -590,4 +610,4 @@ static int run(int argc, char **argv, llm_err *e)
 const cmd_def cmd_memory_def = {
     "memory", "per-GPU memory for training or inference: fits? remedies? "
               "cheapest GPUs",
-    usage, run, 1u << EXP_INFER | 1u << EXP_TRAIN};
+    usage, run, 1u << EXP_INFER | 1u << EXP_TRAIN, takes};

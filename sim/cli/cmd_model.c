@@ -209,4 +209,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_model_def = {
     "model", "parameters, FLOPs per token and KV-cache size of a model",
-    usage, run, 0};
+    usage, run, 0, NULL};

@@ -158,4 +158,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_search_def = {
     "search", "the fastest parallel plans (training) or deployment (serving)",
-    usage, run, 1u << EXP_TRAIN};
+    usage, run, 1u << EXP_TRAIN, NULL};

@@ -129,4 +129,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_serve_def = {
     "serve", "a serving deployment simulated request by request", usage, run,
-    1u << EXP_SERVE};
+    1u << EXP_SERVE, NULL};

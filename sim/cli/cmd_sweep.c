@@ -143,6 +143,8 @@ static int apply_point(const sopts *o, const sweep_spec *s, long i, void *x,
         sweep_set(s, i, a, set, sizeof set);
         if (settings_apply(k, x, src, set, why, sizeof why))
             return err_set(e, "%s", why);
+        /* an error about it names the axis, not a --set */
+        src[settings_index(settings_by_key(k, s->axes[a].key))].how = SRC_AXIS;
     }
     return 0;
 }
@@ -424,8 +426,11 @@ static int build_spec(sopts *o, sweep_spec *s, llm_err *e)
             return err_set(e, "%s", m);
         }
     for (int i = 0; i < o->nvary; i++)
-        if (sweep_add_axis(s, o->vary[i], e))
-            return -1;
+        if (sweep_add_axis(s, o->vary[i], e)) {
+            char m[sizeof e->msg];
+            snprintf(m, sizeof m, "--vary %s", e->msg);
+            return err_set(e, "%s", m);
+        }
     if (s->naxes == 0)
         return err_set(e, "sweep: nothing varies (expected --vary KEY=VALUES "
                           "or sweep = { vary = (...); } in %s)", o->file);
@@ -532,4 +537,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_sweep_def = {
     "sweep", "an experiment over a grid of config values, into CSV", usage,
-    run, 0};
+    run, 0, NULL};

@@ -240,4 +240,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_topo_def = {"topo", "what a topology builds: devices, "
                                       "links, bisection bandwidth",
-                              usage, run, 0};
+                              usage, run, 0, NULL};

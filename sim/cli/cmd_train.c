@@ -107,4 +107,4 @@ static int run(int argc, char **argv, llm_err *e)
 
 const cmd_def cmd_train_def = {
     "train", "one training step of a parallel plan, simulated", usage, run,
-    1u << EXP_TRAIN};
+    1u << EXP_TRAIN, NULL};

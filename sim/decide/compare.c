@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/par.h"
+#include "base/util.h"
 #include "decide/deploy.h"
 #include "decide/search.h"
 
@@ -12,8 +13,27 @@
 
 /* x with cluster c's cluster, gpus, nodes and `set` list applied (the
  * message names the cluster and the setting). */
-static int with_cluster(exp_kind k, void *x, exp_src *src,
-                        const exp_compare_cluster *c, llm_err *e)
+/* A `set` key that neither experiment of the compare file has. */
+static int unknown_set(const exp_compare *f, const exp_compare_cluster *c,
+                       int i, const char *key, llm_err *e)
+{
+    const char *keys[2 * SETTINGS_MAX];
+    int n = settings_keys(EXP_TRAIN, keys, SETTINGS_MAX);
+    n += settings_keys(EXP_SERVE, keys + n, SETTINGS_MAX);
+    char hint[200];
+    util_did_you_mean(hint, sizeof hint, key, keys, n);
+    return err_set(e, "%s:%d: set: %s: unknown key%s (expected a key of the "
+                      "training or the serving experiment; `llmsim help "
+                      "train` and `llmsim help serve` list them)",
+                   f->file, c->sets_line[i], key, hint);
+}
+
+/* x with cluster c's cluster, gpus and nodes applied, and those of its
+ * `set` assignments whose key is one of kind k's; one whose key is the
+ * other experiment's is left to it, one that is neither's is an error at
+ * its line of the compare file. */
+static int with_cluster(const exp_compare *f, exp_kind k, void *x,
+                        exp_src *src, const exp_compare_cluster *c, llm_err *e)
 {
     char a[300], why[1400];
     snprintf(a, sizeof a, "cluster=%s", c->cluster);
@@ -26,23 +46,36 @@ static int with_cluster(exp_kind k, void *x, exp_src *src,
         snprintf(a, sizeof a, "nodes=%d", c->nodes);
         rc = settings_apply(k, x, src, a, why, sizeof why);
     }
-    for (int i = 0; !rc && i < c->nsets; i++)
-        rc = settings_apply(k, x, src, c->sets[i], why, sizeof why);
     if (rc)
-        return err_set(e, "%s: %s", c->name, why);
+        return err_set(e, "%s:%d: %s: %s", f->file, c->line, c->name, why);
+    exp_kind other = k == EXP_TRAIN ? EXP_SERVE : EXP_TRAIN;
+    bool other_runs = other == EXP_TRAIN ? f->training[0] : f->serving[0];
+    for (int i = 0; i < c->nsets; i++) {
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(c->sets[i], "="),
+                 c->sets[i]);
+        if (!settings_by_key(k, key) && other_runs &&
+            settings_by_key(other, key))
+            continue; /* the other experiment's */
+        if (!settings_by_key(k, key) && other_runs)
+            return unknown_set(f, c, i, key, e);
+        if (settings_apply(k, x, src, c->sets[i], why, sizeof why))
+            return err_set(e, "%s:%d: set: %s", f->file, c->sets_line[i],
+                           why);
+    }
     return 0;
 }
 
 /* ---- training ---------------------------------------------------------------- */
 
 /* The plan searched, then simulated as `train` does it. */
-static int run_training(const exp_train *x0, const exp_compare_cluster *c,
-                        bool search, const exp_loader *ld,
-                        compare_outcome *o, llm_err *e)
+static int run_training(const exp_compare *f, const exp_train *x0,
+                        const exp_compare_cluster *c, bool search,
+                        const exp_loader *ld, compare_outcome *o, llm_err *e)
 {
     static exp_train x;
     x = *x0;
-    if (with_cluster(EXP_TRAIN, &x, x.src, c, e))
+    if (with_cluster(f, EXP_TRAIN, &x, x.src, c, e))
         return -1;
     if (search) {
         exp_train sx = x;
@@ -82,13 +115,13 @@ static int run_training(const exp_train *x0, const exp_compare_cluster *c,
 
 /* ---- serving ------------------------------------------------------------------ */
 
-static int run_serving(const exp_serve *x0, const exp_compare_cluster *c,
-                       bool search, const exp_loader *ld, compare_outcome *o,
-                       llm_err *e)
+static int run_serving(const exp_compare *f, const exp_serve *x0,
+                       const exp_compare_cluster *c, bool search,
+                       const exp_loader *ld, compare_outcome *o, llm_err *e)
 {
     static exp_serve x;
     x = *x0;
-    if (with_cluster(EXP_SERVE, &x, x.src, c, e))
+    if (with_cluster(f, EXP_SERVE, &x, x.src, c, e))
         return -1;
     if (search) {
         exp_env v;
@@ -247,10 +280,10 @@ static int check_clusters(const exp_compare *f, const exp_train *train,
     static exp_train tx;
     static exp_serve sx;
     for (int i = 0; i < f->n; i++) {
-        if (train && (tx = *train, with_cluster(EXP_TRAIN, &tx, tx.src,
+        if (train && (tx = *train, with_cluster(f, EXP_TRAIN, &tx, tx.src,
                                                 &f->c[i], e)))
             return -1;
-        if (serve && (sx = *serve, with_cluster(EXP_SERVE, &sx, sx.src,
+        if (serve && (sx = *serve, with_cluster(f, EXP_SERVE, &sx, sx.src,
                                                 &f->c[i], e)))
             return -1;
     }
@@ -268,9 +301,9 @@ int compare_run(const exp_compare *f, const exp_train *train,
     for (int i = 0; i < f->n; i++) {
         compare_outcome *o = &r->o[i];
         llm_err te = {{0}}, se = {{0}};
-        if (train && run_training(train, &f->c[i], search, ld, o, &te))
+        if (train && run_training(f, train, &f->c[i], search, ld, o, &te))
             snprintf(o->error[0], sizeof o->error[0], "%s", te.msg);
-        if (serve && run_serving(serve, &f->c[i], search, ld, o, &se))
+        if (serve && run_serving(f, serve, &f->c[i], search, ld, o, &se))
             snprintf(o->error[1], sizeof o->error[1], "%s", se.msg);
         evaluate(f, o);
     }

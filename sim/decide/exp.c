@@ -72,7 +72,7 @@ void exp_blame(exp_kind k, const char *file, const exp_src *src, llm_err *e)
     if (!s || !s->at[k].key)
         return;
     const exp_src *w = &src[settings_index(s)];
-    if (w->how != SRC_FILE && w->how != SRC_SET)
+    if (w->how != SRC_FILE && w->how != SRC_SET && w->how != SRC_AXIS)
         return;
     /* "--tp 3 does not ..." or "--model: unknown ...": what follows */
     size_t n = strlen(flag);
@@ -80,6 +80,8 @@ void exp_blame(exp_kind k, const char *file, const exp_src *src, llm_err *e)
     char m[sizeof e->msg];
     if (w->how == SRC_SET)
         snprintf(m, sizeof m, "--set %s:%s", s->at[k].key, rest);
+    else if (w->how == SRC_AXIS)
+        snprintf(m, sizeof m, "sweep axis %s:%s", s->at[k].key, rest);
     else
         snprintf(m, sizeof m, "%s:%d: %s:%s", file, w->line, s->at[k].key,
                  rest);

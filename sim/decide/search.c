@@ -296,7 +296,7 @@ int search_train(const train_input *base, const plan_train *tmpl,
     walk w = {.base = base, .tmpl = tmpl, .gpus = gpus,
               .per_node = base->t->gpus_per_node, .out = out, .e = e};
     if (tmpl->global_batch <= 0) {
-        return err_set(e, "search: a global batch is needed (--global-batch "
+        return err_set(e, "a global batch is needed (--global-batch "
                           "N)");
     }
     /* enumerate; check, fit and estimate every plan on `jobs` workers */
@@ -380,10 +380,10 @@ int search_train_exp(const exp_train *x, const exp_loader *ld, int simulate,
         return err_set(e, "an experiment file or --model and --cluster are "
                           "needed (see `llmsim help search`)");
     if (x->microbatches > 0)
-        return err_set(e, "search: parallel.microbatches depends on the plan; "
+        return err_set(e, "parallel.microbatches depends on the plan; "
                           "give parallel.global_batch");
     if (x->plan.global_batch <= 0)
-        return err_set(e, "search: a global batch is needed (--global-batch "
+        return err_set(e, "a global batch is needed (--global-batch "
                           "N or parallel.global_batch)");
     if (exp_env_load(ld, x->model, x->cluster, x->nodes, &x->net,
                      &x->overhead, env, e))

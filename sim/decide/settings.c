@@ -82,8 +82,9 @@ const setting settings_table[] = {
     {.flag = "reserve-pct", REAL(0, 90), .scale = 0.01, .unit = "%",
      .dflt = "-1", .dflt_help = "calib/ data for the GPU",
      .help = "caching-allocator reserve, share of the tensors",
+     /* not serving's: its KV cache is one pool allocated up front, sized
+      * by gpu_memory_utilization */
      .at = {TRAIN("overhead.reserve_pct", overhead.reserve_frac),
-            SERVE("overhead.reserve_pct", overhead.reserve_frac),
             INFER(NULL, overhead.reserve_frac)}},
     /* ---- parallelism (training plan, serving replica, inference plan) ---- */
     {.flag = "tp", INT(1, 4096), .dflt = "1", .help = "tensor-parallel degree",
@@ -558,6 +559,33 @@ int settings_parse(const setting *s, exp_kind k, void *x, const char *text,
     }
 }
 
+const char *const exp_kind_command[EXP_KINDS] = {"train", "serve", "memory",
+                                                 "compare"};
+
+void settings_unknown(exp_kind k, const char *key, char *why, size_t len)
+{
+    const char *keys[SETTINGS_MAX];
+    int n = settings_keys(k, keys, SETTINGS_MAX);
+    char hint[200] = "";
+    /* a key given without its group ("tp" for "parallel.tp") */
+    for (int i = 0; i < n && !hint[0]; i++) {
+        const char *dot = strrchr(keys[i], '.');
+        if (dot && strcmp(dot + 1, key) == 0)
+            snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", keys[i]);
+    }
+    if (!hint[0])
+        util_did_you_mean(hint, sizeof hint, key, keys, n);
+    if (n == 0)
+        snprintf(why, len, "%s: unknown key (a%s %s experiment has no keys: "
+                 "give its settings as flags)", key,
+                 k == EXP_INFER ? "n" : "", exp_kind_names[k]);
+    else
+        snprintf(why, len, "%s: unknown key%s (expected a key of a%s %s "
+                 "experiment; `llmsim help %s` lists them)", key, hint,
+                 k == EXP_INFER ? "n" : "", exp_kind_names[k],
+                 exp_kind_command[k]);
+}
+
 int settings_apply(exp_kind k, void *x, exp_src *src, const char *assign,
                    char *why, size_t len)
 {
@@ -571,13 +599,7 @@ int settings_apply(exp_kind k, void *x, exp_src *src, const char *assign,
     snprintf(key, sizeof key, "%.*s", (int)(eq - assign), assign);
     const setting *s = settings_by_key(k, key);
     if (!s) {
-        const char *keys[SETTINGS_MAX];
-        int n = settings_keys(k, keys, SETTINGS_MAX);
-        char hint[160];
-        util_did_you_mean(hint, sizeof hint, key, keys, n);
-        snprintf(why, len, "%s: unknown key%s (expected a key of a %s "
-                 "experiment; `llmsim help %s` lists them)", key, hint,
-                 exp_kind_names[k], k == EXP_SERVE ? "serve" : "train");
+        settings_unknown(k, key, why, len);
         return -1;
     }
     char sub[1200];

@@ -29,6 +29,8 @@ typedef enum {
 } exp_kind;
 
 extern const char *const exp_kind_names[EXP_KINDS];
+/* The command whose `llmsim help` lists a kind's settings. */
+extern const char *const exp_kind_command[EXP_KINDS];
 
 typedef enum {
     SET_INT,    /* int */
@@ -73,7 +75,7 @@ typedef struct setting {
 
 /* Where each setting's value came from, kept with the experiment so that
  * an error found later names the file and line, the --set or the flag. */
-enum { SRC_DEFAULT, SRC_FILE, SRC_SET, SRC_FLAG };
+enum { SRC_DEFAULT, SRC_FILE, SRC_SET, SRC_FLAG, SRC_AXIS /* a sweep's */ };
 typedef struct exp_src {
     unsigned char how;
     int line; /* SRC_FILE */
@@ -115,6 +117,9 @@ int settings_put_bool(const setting *s, exp_kind k, void *x, bool v,
                       char *why, size_t len);
 int settings_put_str(const setting *s, exp_kind k, void *x, const char *v,
                      char *why, size_t len);
+
+/* "KEY: unknown key (did you mean ...?) (expected ...)" for kind k. */
+void settings_unknown(exp_kind k, const char *key, char *why, size_t len);
 
 /* "KEY=VALUE" (a --set, a sweep point) into x; the message names the key.
  * how: SRC_SET, recorded in src (may be NULL). */

@@ -64,12 +64,12 @@ static int parse_range(sweep_axis *a, const char *spec, const char *v,
     char *end;
     double lo = strtod(v, &end);
     if (end == v || *end != ':')
-        return err_set(e, "--vary \"%s\": \"%s\" is not a range (expected "
+        return err_set(e, "\"%s\": \"%s\" is not a range (expected "
                           "LO:HI, LO:HI:STEP or LO:HI:*FACTOR)", spec, v);
     const char *h = end + 1;
     double hi = strtod(h, &end);
     if (end == h || (*end && *end != ':'))
-        return err_set(e, "--vary \"%s\": HI is not a number (expected "
+        return err_set(e, "\"%s\": HI is not a number (expected "
                           "LO:HI, LO:HI:STEP or LO:HI:*FACTOR)", spec);
     bool geometric = false;
     double step = 1;
@@ -80,26 +80,26 @@ static int parse_range(sweep_axis *a, const char *spec, const char *v,
             st++;
         step = strtod(st, &end);
         if (end == st || *end)
-            return err_set(e, "--vary \"%s\": the step is not a number "
+            return err_set(e, "\"%s\": the step is not a number "
                               "(expected LO:HI:STEP or LO:HI:*FACTOR)", spec);
     }
     if (!isfinite(lo) || !isfinite(hi) || !isfinite(step))
-        return err_set(e, "--vary \"%s\": expected finite numbers", spec);
+        return err_set(e, "\"%s\": expected finite numbers", spec);
     if (hi < lo)
-        return err_set(e, "--vary \"%s\": empty range (LO %g > HI %g; "
+        return err_set(e, "\"%s\": empty range (LO %g > HI %g; "
                           "expected LO <= HI)", spec, lo, hi);
     if (geometric && (step <= 1 || lo <= 0))
-        return err_set(e, "--vary \"%s\": a geometric range needs LO > 0 "
+        return err_set(e, "\"%s\": a geometric range needs LO > 0 "
                           "and FACTOR > 1", spec);
     if (!geometric && step <= 0)
-        return err_set(e, "--vary \"%s\": empty range (STEP %g; expected "
+        return err_set(e, "\"%s\": empty range (STEP %g; expected "
                           "STEP > 0)", spec, step);
     long n = range_count(lo, hi, step, geometric);
     if (n > SWEEP_MAX_POINTS)
-        return err_set(e, "--vary \"%s\": more than %ld values", spec,
+        return err_set(e, "\"%s\": more than %ld values", spec,
                        SWEEP_MAX_POINTS);
     if (others * n > SWEEP_MAX_POINTS)
-        return err_set(e, "--vary \"%s\": the sweep would have %ld points "
+        return err_set(e, "\"%s\": the sweep would have %ld points "
                           "(at most %ld)", spec, others * n, SWEEP_MAX_POINTS);
     bool integral = is_integral(lo) && is_integral(step);
     double x = lo;
@@ -116,11 +116,11 @@ static int parse_list(sweep_axis *a, const char *spec, const char *v,
         const char *c = strchr(p, ',');
         size_t len = c ? (size_t)(c - p) : strlen(p);
         if (len == 0)
-            return err_set(e, "--vary \"%s\": an empty value (expected "
+            return err_set(e, "\"%s\": an empty value (expected "
                               "KEY=V1,V2,...)", spec);
         for (size_t i = 0; i < len; i++)
             if (p[i] == '"' || p[i] == '\n' || p[i] == '\r')
-                return err_set(e, "--vary \"%s\": values cannot hold quotes "
+                return err_set(e, "\"%s\": values cannot hold quotes "
                                   "or line breaks", spec);
         if (push_value(a, p, len))
             return err_set(e, "out of memory");
@@ -140,25 +140,25 @@ int sweep_add_axis(sweep_spec *s, const char *spec, llm_err *e)
 {
     const char *eq = strchr(spec, '=');
     if (!eq || eq == spec)
-        return err_set(e, "--vary \"%s\": expected KEY=V1,V2,... or "
+        return err_set(e, "\"%s\": expected KEY=V1,V2,... or "
                           "KEY=LO:HI[:STEP] (e.g. nodes=1,2,4 or "
                           "parallel.tp=1:8:*2)", spec);
     size_t klen = (size_t)(eq - spec);
     if (klen >= sizeof s->axes[0].key)
-        return err_set(e, "--vary \"%s\": the key is too long", spec);
+        return err_set(e, "\"%s\": the key is too long", spec);
     for (size_t i = 0; i < klen; i++)
         if (!isalnum((unsigned char)spec[i]) && spec[i] != '_' &&
             spec[i] != '.')
-            return err_set(e, "--vary \"%s\": \"%.*s\" is not a config key "
+            return err_set(e, "\"%s\": \"%.*s\" is not a config key "
                               "(expected names like parallel.tp)",
                            spec, (int)klen, spec);
     for (int i = 0; i < s->naxes; i++)
         if (strlen(s->axes[i].key) == klen &&
             strncmp(s->axes[i].key, spec, klen) == 0)
-            return err_set(e, "--vary \"%s\": %s is varied twice", spec,
+            return err_set(e, "\"%s\": %s is varied twice", spec,
                            s->axes[i].key);
     if (!eq[1])
-        return err_set(e, "--vary \"%s\": no values (expected KEY=V1,V2,... "
+        return err_set(e, "\"%s\": no values (expected KEY=V1,V2,... "
                           "or KEY=LO:HI[:STEP])", spec);
     sweep_axis a = {.n = 0};
     snprintf(a.key, sizeof a.key, "%.*s", (int)klen, spec);
@@ -167,7 +167,7 @@ int sweep_add_axis(sweep_spec *s, const char *spec, llm_err *e)
                  : parse_list(&a, spec, eq + 1, e);
     long total = (s->naxes ? s->npoints : 1) * (long)a.n;
     if (!rc && total > SWEEP_MAX_POINTS)
-        rc = err_set(e, "--vary \"%s\": the sweep would have %ld points "
+        rc = err_set(e, "\"%s\": the sweep would have %ld points "
                         "(at most %ld)", spec, total, SWEEP_MAX_POINTS);
     sweep_axis *na = rc ? NULL
                         : realloc(s->axes, (size_t)(s->naxes + 1) * sizeof *na);

@@ -1014,8 +1014,9 @@ static int check_input(const serve_input *in, llm_err *e)
         if (P->pp > 64)
             return err_set(e, "--pp %d: at most 64 pipeline stages", P->pp);
         if (in->m->heads % P->tp != 0)
-            return err_set(e, "--tp %d does not divide %s's %d attention "
-                           "heads", P->tp, in->m->display, in->m->heads);
+            return err_set(e, "--tp %d does not divide the %d attention "
+                              "heads of %s (expected a divisor of %d)",
+                           P->tp, in->m->heads, in->m->name, in->m->heads);
         if (P->pp > in->m->layers)
             return err_set(e, "--pp %d: more stages than %s's %d layers",
                            P->pp, in->m->display, in->m->layers);
