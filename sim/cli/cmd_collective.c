@@ -36,7 +36,7 @@ static const char usage[] =
 typedef struct copts {
     const char *cluster;
     int op, algo, proto, csv, json, p2p, full, links;
-    long gpus, nodes;
+    int gpus, nodes;
     double b, e, f;
 } copts;
 
@@ -68,8 +68,14 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         switch (ch) {
         case 'c': o->cluster = optarg; break;
         case 'o': rc = cmd_pick("--op", optarg, coll_op_names, COLL_OP_COUNT, &o->op, e); break;
-        case 'g': rc = util_parse_int("--gpus", optarg, 2, 1 << 24, &o->gpus, e); break;
-        case 'n': rc = util_parse_int("--nodes", optarg, 1, 1 << 20, &o->nodes, e); break;
+        case 'g':
+            rc = cmd_setting_int(EXP_TRAIN, "gpus", optarg, &o->gpus, e);
+            if (!rc && o->gpus < 2)
+                rc = err_set(e, "--gpus %d: a collective needs at least 2 "
+                                "(expected 2..%d)", o->gpus, (int)settings_by_flag(
+                                    EXP_TRAIN, "gpus")->hi);
+            break;
+        case 'n': rc = cmd_setting_int(EXP_TRAIN, "nodes", optarg, &o->nodes, e); break;
         case 'b': rc = util_parse_size("-b", optarg, &o->b, e); break;
         case 'e': rc = util_parse_size("-e", optarg, &o->e, e); break;
         case 'f': rc = util_parse_double("-f", optarg, 1.01, 1024, &o->f, e); break;

@@ -170,7 +170,7 @@ static int run(int argc, char **argv, llm_err *e)
         {0, 0, 0, 0},
     };
     int json = 0, list = 0, ch;
-    long seq = 0;
+    int seq = 0;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
@@ -178,7 +178,7 @@ static int run(int argc, char **argv, llm_err *e)
         case 'j': json = 1; break;
         case 'l': list = 1; break;
         case 's':
-            if (util_parse_int("--seq-len", optarg, 1, 100000000, &seq, e))
+            if (cmd_setting_int(EXP_TRAIN, "seq-len", optarg, &seq, e))
                 return EXIT_BAD_INPUT;
             break;
         case ':':

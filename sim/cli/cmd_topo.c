@@ -188,7 +188,7 @@ static int run(int argc, char **argv, llm_err *e)
         {0, 0, 0, 0},
     };
     int json = 0, ch;
-    long nodes = 0;
+    int nodes = 0;
     const char *dot = NULL, *name = NULL;
     optind = 1;
     opterr = 0;
@@ -196,7 +196,7 @@ static int run(int argc, char **argv, llm_err *e)
         if (ch == 'j')
             json = 1;
         else if (ch == 'n') {
-            if (util_parse_int("--nodes", optarg, 1, 100000, &nodes, e))
+            if (cmd_setting_int(EXP_TRAIN, "nodes", optarg, &nodes, e))
                 return EXIT_BAD_INPUT;
         } else if (ch == 'd')
             dot = optarg;
