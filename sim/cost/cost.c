@@ -175,94 +175,92 @@ static void note(cost_result *r, const char *fmt, const char *a, double x)
     snprintf(r->calibration + l, sizeof r->calibration - l, fmt, a, x);
 }
 
-int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
-                 unsigned fallbacks, cost_result *r, llm_err *e)
+/* A GEMM: its efficiency from the dtype's (m, n, k) grid. */
+static int price_gemm(const cost_calib *c, const cost_op *op, dtype d,
+                      cost_result *r, double *eff, llm_err *e)
 {
-    memset(r, 0, sizeof *r);
-    if (check_caps(g, op, fallbacks, r, e))
-        return -1;
-    dtype d = r->dt;
-    bool flash = op->flash && gpu_has(g, GPU_CAP_FLASH_ATTN);
-    double peak = g->peak_flops[d], bw = g->mem_bw_Bps, eff = 1;
-    switch (op->kind) {
-    case OP_GEMM: {
-        gemm_work(op, d, &r->flops, &r->bytes);
-        const cost_grid *gr = &c->gemm[d];
-        if (gr->nm == 0)
-            gr = c->gemm[DT_BF16].nm ? &c->gemm[DT_BF16] : &c->gemm[DT_FP16];
-        if (gr->nm == 0)
-            return err_set(e, "no GEMM table for %s in %s", dtype_name(d),
-                           c->dir);
-        /* a strided batch launches batch x the tiles of one GEMM, so it
-         * fills the GPU as one GEMM of batch x m rows would */
-        eff = cost_grid_eff(gr, op->m * (op->batch > 1 ? op->batch : 1),
-                            op->n, op->k);
-        note(r, "gemm.tsv %s grid", gr == &c->gemm[d] ? dtype_name(d)
-                                                        : "bf16 (nearest)", 0);
-        note(r, " (%s) -> efficiency %.3f", gr->source, eff);
-        break;
+    gemm_work(op, d, &r->flops, &r->bytes);
+    const cost_grid *gr = &c->gemm[d];
+    if (gr->nm == 0)
+        gr = c->gemm[DT_BF16].nm ? &c->gemm[DT_BF16] : &c->gemm[DT_FP16];
+    if (gr->nm == 0)
+        return err_set(e, "no GEMM table for %s in %s", dtype_name(d),
+                       c->dir);
+    /* a strided batch launches batch x the tiles of one GEMM, so it
+     * fills the GPU as one GEMM of batch x m rows would */
+    *eff = cost_grid_eff(gr, op->m * (op->batch > 1 ? op->batch : 1), op->n,
+                         op->k);
+    note(r, "gemm.tsv %s grid", gr == &c->gemm[d] ? dtype_name(d)
+                                                    : "bf16 (nearest)", 0);
+    note(r, " (%s) -> efficiency %.3f", gr->source, *eff);
+    return 0;
+}
+
+/* Attention, prefill or decode: fused at the published fraction of peak
+ * scaled by shape, or as its two GEMMs. */
+static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
+                            bool flash, cost_result *r, double *eff)
+{
+    attn_work(op, d, flash, &r->flops, &r->bytes);
+    double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
+    const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
+    if (flash) {
+        /* the published fraction of peak a fused kernel reaches on long
+         * sequences, scaled down for short ones as the GEMM grid falls
+         * off along m (queries) and n (keys); K is the whole fused sweep,
+         * never short */
+        double big = 65536, kk = 16384;
+        double shape = gr->nm ? cost_grid_eff(gr, q, op->kv_len, kk) /
+                                    cost_grid_eff(gr, big, big, kk)
+                              : 1;
+        *eff = c->attn_eff * shape;
+        note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
+        note(r, " x gemm.tsv shape factor %.3f", "", shape);
+    } else {
+        /* two GEMMs per (batch, head) plus the score traffic */
+        *eff = gr->nm ? cost_grid_eff(gr, q, op->kv_len, op->head_dim) : 1;
+        note(r, "gemm.tsv grid at (queries, keys, head_dim) %s", "", 0);
     }
-    case OP_ATTN_PREFILL:
-    case OP_ATTN_DECODE: {
-        attn_work(op, d, flash, &r->flops, &r->bytes);
-        double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
-        const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
-        if (flash) {
-            /* the published fraction of peak a fused kernel reaches on long
-             * sequences, scaled down for short ones as the GEMM grid falls
-             * off along m (queries) and n (keys); K is the whole fused
-             * sweep, never short */
-            double big = 65536, kk = 16384;
-            double shape = gr->nm ? cost_grid_eff(gr, q, op->kv_len, kk) /
-                                        cost_grid_eff(gr, big, big, kk)
-                                  : 1;
-            eff = c->attn_eff * shape;
-            note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
-            note(r, " x gemm.tsv shape factor %.3f", "", shape);
-        } else {
-            /* two GEMMs per (batch, head) plus the score traffic */
-            eff = gr->nm ? cost_grid_eff(gr, q, op->kv_len, op->head_dim) : 1;
-            note(r, "gemm.tsv grid at (queries, keys, head_dim) %s", "", 0);
-        }
-        break;
-    }
-    case OP_MEMCPY_H2D:
-    case OP_MEMCPY_D2H:
-        r->bytes = op->bytes;
-        bw = gpu_pcie_Bps(g);
-        eff = c->pcie_eff > 0 ? c->pcie_eff : 1;
-        peak = INFINITY;
-        note(r, "links.tsv pcie %s efficiency %.3f", "", eff);
-        break;
-    default: {
-        double el = op->elems, a = act_bytes(d);
-        /* optimizer: fp32 p, m, v read and written, the gradient read;
-         * embedding: a row read, an activation written; norm, softmax:
-         * read and write one activation */
-        double per = op->kind == OP_OPTIMIZER ? 28.0
-                     : op->kind == OP_ELEMENTWISE
-                         ? a * ((op->reads ? op->reads : 1) +
-                                (op->writes ? op->writes : 1))
-                         : 2 * a;
-        double fl = op->kind == OP_OPTIMIZER ? 12 : op->kind == OP_EMBEDDING
-                                                        ? 0
-                                                        : 5;
-        r->flops = fl * el;
-        r->bytes = per * el;
-        peak = g->peak_flops[DT_FP32] > 0 ? g->peak_flops[DT_FP32] : peak;
-        cost_mem_kind mk = op->kind == OP_NORM || op->kind == OP_SOFTMAX
-                               ? MEM_NORM
-                           : op->kind == OP_EMBEDDING ? MEM_EMBEDDING
-                                                      : op->mem;
-        eff = cost_hbm_eff(c, mk, r->bytes);
-        note(r, "hbm.tsv %s curve", cost_mem_kind_names[curve(c, mk) ==
-                                                        &c->hbm[mk]
-                                                    ? mk
-                                                    : MEM_ELEMENTWISE], 0);
-        note(r, " (%s)", curve(c, mk)->source, 0);
-        note(r, " at this size -> efficiency %.3f", "", eff);
-    }
-    }
+}
+
+/* A memory-bound kernel (norm, softmax, elementwise, embedding, the
+ * optimizer's update): its bytes and FLOPs, and the achieved bandwidth of
+ * its kind at its size.  *peak becomes the FP32 vector rate. */
+static void price_membound(const cost_calib *c, const gpu_spec *g,
+                           const cost_op *op, dtype d, cost_result *r,
+                           double *eff, double *peak)
+{
+    double el = op->elems, a = act_bytes(d);
+    /* optimizer: fp32 p, m, v read and written, the gradient read;
+     * embedding: a row read, an activation written; norm, softmax: read
+     * and write one activation */
+    double per = op->kind == OP_OPTIMIZER ? 28.0
+                 : op->kind == OP_ELEMENTWISE
+                     ? a * ((op->reads ? op->reads : 1) +
+                            (op->writes ? op->writes : 1))
+                     : 2 * a;
+    double fl = op->kind == OP_OPTIMIZER ? 12 : op->kind == OP_EMBEDDING ? 0
+                                                                         : 5;
+    r->flops = fl * el;
+    r->bytes = per * el;
+    *peak = g->peak_flops[DT_FP32] > 0 ? g->peak_flops[DT_FP32] : *peak;
+    cost_mem_kind mk = op->kind == OP_NORM || op->kind == OP_SOFTMAX
+                           ? MEM_NORM
+                       : op->kind == OP_EMBEDDING ? MEM_EMBEDDING
+                                                  : op->mem;
+    *eff = cost_hbm_eff(c, mk, r->bytes);
+    note(r, "hbm.tsv %s curve", cost_mem_kind_names[curve(c, mk) ==
+                                                    &c->hbm[mk]
+                                                ? mk
+                                                : MEM_ELEMENTWISE], 0);
+    note(r, " (%s)", curve(c, mk)->source, 0);
+    note(r, " at this size -> efficiency %.3f", "", *eff);
+}
+
+/* The roofline of the priced work over its efficiency, plus the launch. */
+static void roofline(const cost_calib *c, const cost_op *op, double peak,
+                     double bw, double eff, cost_result *r)
+{
     r->compute_s = isfinite(peak) && peak > 0 ? r->flops / peak : 0;
     r->memory_s = r->bytes / bw;
     if ((op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE) &&
@@ -285,5 +283,37 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
                  "; tables of %s (closest calibrated architecture)",
                  c->derived_from);
     }
+}
+
+int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
+                 unsigned fallbacks, cost_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (check_caps(g, op, fallbacks, r, e))
+        return -1;
+    dtype d = r->dt;
+    bool flash = op->flash && gpu_has(g, GPU_CAP_FLASH_ATTN);
+    double peak = g->peak_flops[d], bw = g->mem_bw_Bps, eff = 1;
+    switch (op->kind) {
+    case OP_GEMM:
+        if (price_gemm(c, op, d, r, &eff, e))
+            return -1;
+        break;
+    case OP_ATTN_PREFILL:
+    case OP_ATTN_DECODE:
+        price_attention(c, op, d, flash, r, &eff);
+        break;
+    case OP_MEMCPY_H2D:
+    case OP_MEMCPY_D2H:
+        r->bytes = op->bytes;
+        bw = gpu_pcie_Bps(g);
+        eff = c->pcie_eff > 0 ? c->pcie_eff : 1;
+        peak = INFINITY;
+        note(r, "links.tsv pcie %s efficiency %.3f", "", eff);
+        break;
+    default:
+        price_membound(c, g, op, d, r, &eff, &peak);
+    }
+    roofline(c, op, peak, bw, eff, r);
     return 0;
 }

@@ -296,34 +296,56 @@ static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
     }
 }
 
-static void layer_cost(ctx *c, int layer, vcost *v)
+/* The time of a layer's kernels, forward and backward, as they add up in
+ * the order the layer runs them. */
+typedef struct ltime {
+    double fwd, bwd;
+} ltime;
+
+/* The head widths of a layer on one TP rank. */
+typedef struct lshape {
+    double T, h, t;          /* tokens, hidden size, TP degree */
+    double qd, kvh, kvd, kv_div, vd;
+} lshape;
+
+static lshape layer_shape(const ctx *c)
+{
+    const model_spec *m = c->m;
+    lshape s = {.T = c->tokens, .h = m->hidden, .t = c->p->tp};
+    s.qd = m->heads * (double)model_qk_head_dim(m);
+    s.kvh = m->mla ? m->heads : m->kv_heads;
+    s.kvd = s.kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
+    s.kv_div = s.kvh >= s.t ? s.t : s.kvh;
+    s.vd = m->heads * (double)model_v_head_dim(m);
+    return s;
+}
+
+/* QKV and the output projection (and their LoRA adapters). */
+static void proj_cost(ctx *c, const lshape *s, ltime *x)
+{
+    x->fwd += gemm3(c, s->T, s->qd / s->t + 2 * s->kvd / s->kv_div, s->h);
+    x->bwd += lin_bwd(c, s->T, s->qd / s->t + 2 * s->kvd / s->kv_div, s->h);
+    x->fwd += gemm3(c, s->T, s->h, s->vd / s->t);
+    x->bwd += lin_bwd(c, s->T, s->h, s->vd / s->t);
+    if (c->p->lora_rank > 0) {
+        /* adapters on Q, K, V and O (MLA priced at the same widths as its
+         * base GEMMs above) */
+        lora_cost(c, s->h, s->qd / s->t, &x->fwd, &x->bwd);
+        lora_cost(c, s->h, s->kvd / s->kv_div, &x->fwd, &x->bwd);
+        lora_cost(c, s->h, s->kvd / s->kv_div, &x->fwd, &x->bwd);
+        lora_cost(c, s->vd / s->t, s->h, &x->fwd, &x->bwd);
+    }
+}
+
+/* Attention over the whole sequence (context parallel: local queries);
+ * returns its forward time. */
+static double attention_cost(ctx *c, const lshape *s, ltime *x)
 {
     const model_spec *m = c->m;
     const plan_train *p = c->p;
-    double T = c->tokens, h = m->hidden, t = p->tp;
-    double qd = m->heads * (double)model_qk_head_dim(m);
-    double kvh = m->mla ? m->heads : m->kv_heads;
-    double kvd = kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
-    double kv_div = kvh >= t ? t : kvh;
-    double vd = m->heads * (double)model_v_head_dim(m);
-    double f_fwd = 0, f_bwd = 0;
-    double total0 = c->op_total_s, mem0 = c->op_mem_s;
-    /* QKV, output projection */
-    f_fwd += gemm3(c, T, qd / t + 2 * kvd / kv_div, h);
-    f_bwd += lin_bwd(c, T, qd / t + 2 * kvd / kv_div, h);
-    f_fwd += gemm3(c, T, h, vd / t);
-    f_bwd += lin_bwd(c, T, h, vd / t);
-    if (p->lora_rank > 0) {
-        /* adapters on Q, K, V and O (MLA priced at the same widths as its
-         * base GEMMs above) */
-        lora_cost(c, h, qd / t, &f_fwd, &f_bwd);
-        lora_cost(c, h, kvd / kv_div, &f_fwd, &f_bwd);
-        lora_cost(c, h, kvd / kv_div, &f_fwd, &f_bwd);
-        lora_cost(c, vd / t, h, &f_fwd, &f_bwd);
-    }
-    /* attention over the whole sequence (context parallel: local queries) */
     cost_op a = {.kind = OP_ATTN_PREFILL, .dt = c->dt, .batch = p->micro_batch,
-                 .heads = (int)(m->heads / t), .kv_heads = (int)(kvh / kv_div),
+                 .heads = (int)(m->heads / s->t),
+                 .kv_heads = (int)(s->kvh / s->kv_div),
                  .head_dim = model_qk_head_dim(m),
                  .v_head_dim = model_v_head_dim(m),
                  .q_len = (double)p->seq_len / p->cp, .kv_len = p->seq_len,
@@ -339,77 +361,116 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     } else {
         unfused_attention(c, &a, &at, &at_bwd);
     }
-    v->attn_core += at;
-    f_fwd += at;
-    f_bwd += at_bwd;
-    /* MLP or experts */
+    x->fwd += at;
+    x->bwd += at_bwd;
+    return at;
+}
+
+/* The routed (and shared) experts of an MoE layer and their all-to-all. */
+static void moe_cost(ctx *c, const lshape *s, ltime *x, vcost *v)
+{
+    const model_spec *m = c->m;
+    const plan_train *p = c->p;
     double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
-    if (m->moe_experts > 0 && layer >= m->moe_dense_layers) {
-        double E = m->moe_experts / p->ep, k = m->moe_active;
-        /* tokens per local expert on the busiest rank: the mean times the
-         * routing imbalance, which every rank of the layer waits for */
-        double imb = p->moe_imbalance > 1 ? p->moe_imbalance : 1;
-        double tok = T * k / E * imb;
-        cost_op up = {.kind = OP_GEMM, .dt = c->dt, .m = tok,
-                      .n = per_ffn * m->moe_expert_ffn / t, .k = h, .batch = E};
-        cost_op dn = {.kind = OP_GEMM, .dt = c->dt, .m = tok, .n = h,
-                      .k = m->moe_expert_ffn / t, .batch = E};
-        double x = op_s(c, &up) + op_s(c, &dn);
-        f_fwd += x;
-        /* LoRA: frozen experts (no adapters, mem.c), data gradients only */
-        f_bwd += (p->lora_rank > 0 ? 1 : 2) * x;
-        if (m->moe_shared > 0) {
-            double sf = m->moe_shared * (double)m->moe_expert_ffn / t;
-            f_fwd += gemm3(c, T, per_ffn * sf, h) + gemm3(c, T, h, sf);
-            f_bwd += lin_bwd(c, T, per_ffn * sf, h) + lin_bwd(c, T, h, sf);
-        }
-        /* dispatch and combine, forward and backward */
-        double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, T * k * h * c->act_b * imb);
-        v->ep += 4 * a2a;
-    } else {
-        double f = m->ffn / t;
-        f_fwd += gemm3(c, T, per_ffn * f, h) + gemm3(c, T, h, f);
-        f_bwd += lin_bwd(c, T, per_ffn * f, h) + lin_bwd(c, T, h, f);
-        /* adapters on gate and up (SwiGLU) or fc1, and on down */
-        for (int i = 0; p->lora_rank > 0 && i < (int)per_ffn; i++)
-            lora_cost(c, h, f, &f_fwd, &f_bwd);
-        if (p->lora_rank > 0)
-            lora_cost(c, f, h, &f_fwd, &f_bwd);
-        cost_op act = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = T * f,
-                       .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
-        double x = op_s(c, &act);
-        f_fwd += x;
-        f_bwd += 2 * x;
+    double E = m->moe_experts / p->ep, k = m->moe_active;
+    /* tokens per local expert on the busiest rank: the mean times the
+     * routing imbalance, which every rank of the layer waits for */
+    double imb = p->moe_imbalance > 1 ? p->moe_imbalance : 1;
+    double tok = s->T * k / E * imb;
+    cost_op up = {.kind = OP_GEMM, .dt = c->dt, .m = tok,
+                  .n = per_ffn * m->moe_expert_ffn / s->t, .k = s->h,
+                  .batch = E};
+    cost_op dn = {.kind = OP_GEMM, .dt = c->dt, .m = tok, .n = s->h,
+                  .k = m->moe_expert_ffn / s->t, .batch = E};
+    double y = op_s(c, &up) + op_s(c, &dn);
+    x->fwd += y;
+    /* LoRA: frozen experts (no adapters, mem.c), data gradients only */
+    x->bwd += (p->lora_rank > 0 ? 1 : 2) * y;
+    if (m->moe_shared > 0) {
+        double sf = m->moe_shared * (double)m->moe_expert_ffn / s->t;
+        x->fwd += gemm3(c, s->T, per_ffn * sf, s->h) + gemm3(c, s->T, s->h, sf);
+        x->bwd += lin_bwd(c, s->T, per_ffn * sf, s->h) +
+                  lin_bwd(c, s->T, s->h, sf);
     }
-    /* two norms and two residual adds (over the sequence shard with SP) */
-    double rows = p->sp ? T / t : T;
-    cost_op norm = {.kind = OP_NORM, .dt = c->dt, .elems = rows * h};
-    cost_op add = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = rows * h,
+    /* dispatch and combine, forward and backward */
+    double a2a = coll_s(c, COLL_ALL_TO_ALL, 2, s->T * k * s->h * c->act_b * imb);
+    v->ep += 4 * a2a;
+}
+
+/* A dense MLP (GELU or SwiGLU), its adapters and its activation. */
+static void mlp_cost(ctx *c, const lshape *s, ltime *x)
+{
+    const model_spec *m = c->m;
+    const plan_train *p = c->p;
+    double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
+    double f = m->ffn / s->t;
+    x->fwd += gemm3(c, s->T, per_ffn * f, s->h) + gemm3(c, s->T, s->h, f);
+    x->bwd += lin_bwd(c, s->T, per_ffn * f, s->h) + lin_bwd(c, s->T, s->h, f);
+    /* adapters on gate and up (SwiGLU) or fc1, and on down */
+    for (int i = 0; p->lora_rank > 0 && i < (int)per_ffn; i++)
+        lora_cost(c, s->h, f, &x->fwd, &x->bwd);
+    if (p->lora_rank > 0)
+        lora_cost(c, f, s->h, &x->fwd, &x->bwd);
+    cost_op act = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = s->T * f,
+                   .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
+    double y = op_s(c, &act);
+    x->fwd += y;
+    x->bwd += 2 * y;
+}
+
+/* Two norms and two residual adds (over the sequence shard with SP). */
+static void norm_add_cost(ctx *c, const lshape *s, ltime *x)
+{
+    double rows = c->p->sp ? s->T / s->t : s->T;
+    cost_op norm = {.kind = OP_NORM, .dt = c->dt, .elems = rows * s->h};
+    cost_op add = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = rows * s->h,
                    .reads = 2, .writes = 1};
-    double x = 2 * op_s(c, &norm) + 2 * op_s(c, &add);
-    f_fwd += x;
-    f_bwd += 2 * x;
-    /* Megatron TP: an all-reduce after attention and after the MLP, each
-     * way; with SP a reduce-scatter + all-gather pair instead */
-    double bytes = T * h * c->act_b;
+    double y = 2 * op_s(c, &norm) + 2 * op_s(c, &add);
+    x->fwd += y;
+    x->bwd += 2 * y;
+}
+
+/* Megatron TP: an all-reduce after attention and after the MLP, each way;
+ * with SP a reduce-scatter + all-gather pair instead.  Context parallel:
+ * K and V of each chunk go round the cp ring while attention (at_s
+ * forward) runs (ring attention); only what outlasts it shows. */
+static void layer_comm(ctx *c, const lshape *s, double at_s, vcost *v)
+{
+    const plan_train *p = c->p;
+    double bytes = s->T * s->h * c->act_b;
     double tp = p->sp ? coll_s(c, COLL_REDUCE_SCATTER, 0, bytes) +
                             coll_s(c, COLL_ALL_GATHER, 0, bytes)
                       : coll_s(c, COLL_ALL_REDUCE, 0, bytes);
     v->tp += 4 * tp;
-    /* context parallel: K and V of each chunk go round the cp ring while
-     * attention runs (ring attention); only what outlasts it shows */
     if (p->cp > 1) {
         double ring = (p->cp - 1) * coll_s(c, COLL_SEND_RECV, 3, cp_kv_bytes(c));
-        double exp_cp = ring > at ? ring - at : 0;
+        double exp_cp = ring > at_s ? ring - at_s : 0;
         v->cp += 3 * exp_cp; /* forward, and twice the traffic backward */
     }
-    if (p->zero >= 3) {
+}
+
+static void layer_cost(ctx *c, int layer, vcost *v)
+{
+    const model_spec *m = c->m;
+    lshape s = layer_shape(c);
+    ltime x = {0, 0};
+    double total0 = c->op_total_s, mem0 = c->op_mem_s;
+    proj_cost(c, &s, &x);
+    double at = attention_cost(c, &s, &x);
+    v->attn_core += at;
+    if (m->moe_experts > 0 && layer >= m->moe_dense_layers)
+        moe_cost(c, &s, &x, v);
+    else
+        mlp_cost(c, &s, &x);
+    norm_add_cost(c, &s, &x);
+    layer_comm(c, &s, at, v);
+    if (c->p->zero >= 3) {
         double priced = c->op_total_s - total0;
-        fsdp_layer(c, layer, f_fwd, f_bwd,
+        fsdp_layer(c, layer, x.fwd, x.bwd,
                    priced > 0 ? (c->op_mem_s - mem0) / priced : 0, v);
     }
-    v->fwd += f_fwd;
-    v->bwd += f_bwd;
+    v->fwd += x.fwd;
+    v->bwd += x.bwd;
 }
 
 /* ZeRO-3 / FSDP (full shard): every microbatch gathers each layer's
@@ -1309,93 +1370,99 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
     return 0;
 }
 
-int train_simulate(const train_input *in, train_result *r, llm_err *e)
+/* Every virtual stage's per-microbatch costs and the pipeline transfers
+ * between stages; -1 with the message in c->e. */
+static int cost_stages(ctx *c, sim *S)
 {
-    memset(r, 0, sizeof *r);
-    ctx c;
-    if (ctx_init(&c, in, e))
-        return -1;
-    const plan_train *p = in->plan;
-    sim S;
-    memset(&S, 0, sizeof S);
-    if (sim_alloc(&S, &c)) {
-        sim_free(&S);
-        return e->msg[0] ? -1 : err_set(e, "out of memory");
-    }
-    for (int vs = 0; vs < c.P * c.V && !c.failed; vs++)
-        vstage_cost(&c, vs, &S.vc[vs]);
-    for (int s = 0; s < c.P && !c.failed; s++) {
+    for (int vs = 0; vs < c->P * c->V && !c->failed; vs++)
+        vstage_cost(c, vs, &S->vc[vs]);
+    for (int s = 0; s < c->P && !c->failed; s++) {
         /* next and previous virtual stages live on s+1 and s-1 (mod P) */
-        S.p2p_fwd[s] = p2p_s(&c, s, (s + 1) % c.P, NULL);
-        S.p2p_bwd[s] = p2p_s(&c, s, (s + c.P - 1) % c.P, NULL);
+        S->p2p_fwd[s] = p2p_s(c, s, (s + 1) % c->P, NULL);
+        S->p2p_bwd[s] = p2p_s(c, s, (s + c->P - 1) % c->P, NULL);
     }
-    if (c.failed) {
-        sim_free(&S);
-        return -1;
-    }
-    if (in->loader && in->loader->workers > 0 &&
-        loader_steady_state(&c, &S, in->loader, r)) {
-        sim_free(&S);
-        return -1;
-    }
-    /* once with free pipeline transfers, to see what they expose */
-    S.free_p2p = true;
-    int64_t t_free = 0, t_pipe = 0;
-    int rc = run_pipeline(&S, &t_free);
-    r->events += S.eng ? engine_events_run(S.eng) : 0;
-    S.free_p2p = false;
-    S.rec = in->record;
-    if (S.rec)
-        memset(S.rec, 0, sizeof *S.rec);
+    return c->failed ? -1 : 0;
+}
+
+/* The pipeline twice: once with free transfers (what they expose is the
+ * difference), once as it runs, recorded when asked for. */
+static int run_step(ctx *c, sim *S, train_result *r, int64_t *t_free,
+                    int64_t *t_pipe)
+{
+    S->free_p2p = true;
+    int rc = run_pipeline(S, t_free);
+    r->events += S->eng ? engine_events_run(S->eng) : 0;
+    S->free_p2p = false;
+    S->rec = c->in->record;
+    if (S->rec)
+        memset(S->rec, 0, sizeof *S->rec);
     if (rc == 0)
-        rc = run_pipeline(&S, &t_pipe);
-    r->events += S.eng ? engine_events_run(S.eng) : 0;
-    double *dp_start = calloc((size_t)c.P, sizeof(double));
-    double *dp_len = calloc((size_t)c.P, sizeof(double));
-    if (rc == 0 && (!dp_start || !dp_len))
-        rc = err_set(e, "out of memory");
-    if (rc) {
+        rc = run_pipeline(S, t_pipe);
+    r->events += S->eng ? engine_events_run(S->eng) : 0;
+    return rc;
+}
+
+/* What the step adds after the pipeline: the data-parallel reduction and
+ * the optimizer (finish_step), the wait for input, the bytes each GPU
+ * sends, the links' load, the record's per-stage part.  *step_s and
+ * *dp_exposed_s come back; -1 with the message in c->e. */
+static int close_step(ctx *c, sim *S, train_result *r, double *step_s,
+                      double *dp_exposed_s)
+{
+    const plan_train *p = c->p;
+    double *dp_start = calloc((size_t)c->P, sizeof(double));
+    double *dp_len = calloc((size_t)c->P, sizeof(double));
+    if (!dp_start || !dp_len) {
         free(dp_start);
         free(dp_len);
-        sim_free(&S);
-        return -1;
+        return err_set(c->e, "out of memory");
     }
-
-    double dp_exposed = 0, busy_max = 0;
-    double step = finish_step(&c, &S, dp_start, dp_len, &dp_exposed,
+    *dp_exposed_s = 0;
+    double step = finish_step(c, S, dp_start, dp_len, dp_exposed_s,
                               &r->interference);
-    if (S.W) {
+    if (S->W) {
         if (r->loader_step_s > 0)
             step = r->loader_step_s;
         double w = step - r->step_no_input_wait_s;
         r->input_wait_s = w > 0 ? w : 0;
         r->input_bound = r->input_wait_s > 1e-6 * step;
     }
-    for (int s = 0; s < c.P; s++) {
-        double params = stage_params(&c, &S, s);
-        if (S.busy_ns[s] * 1e-9 > busy_max)
-            busy_max = S.busy_ns[s] * 1e-9;
-        r->dp_bytes_per_gpu += stage_dp_bytes(p, params,
-                                              stage_frozen(&c, &S, s)) /
-                               c.P * (p->zero >= 3 ? c.M : 1);
-    }
-    if (!in->free_comm && link_load(&c, &S, step, r))
-        c.failed = 1;
-    if (!c.failed && S.rec) {
-        if (record_stages(&S, dp_start, dp_len, step))
-            c.failed = 1;
+    for (int s = 0; s < c->P; s++)
+        r->dp_bytes_per_gpu += stage_dp_bytes(p, stage_params(c, S, s),
+                                              stage_frozen(c, S, s)) /
+                               c->P * (p->zero >= 3 ? c->M : 1);
+    int rc = 0;
+    if (!c->in->free_comm && link_load(c, S, step, r))
+        rc = -1;
+    if (rc == 0 && S->rec) {
+        rc = record_stages(S, dp_start, dp_len, step);
         dp_start = dp_len = NULL; /* the record owns them */
     }
     free(dp_start);
     free(dp_len);
-    if (c.failed) {
-        sim_free(&S);
-        return -1;
-    }
+    *step_s = step;
+    return rc;
+}
 
-    /* the report */
+/* The longest compute-stream busy time of any stage, in seconds. */
+static double busiest_s(const ctx *c, const sim *S)
+{
+    double busy_max = 0;
+    for (int s = 0; s < c->P; s++)
+        if (S->busy_ns[s] * 1e-9 > busy_max)
+            busy_max = S->busy_ns[s] * 1e-9;
+    return busy_max;
+}
+
+/* Throughput, model and hardware FLOP/s (train.h says what each counts),
+ * MFU, the bubble. */
+static void report_rates(const ctx *c, const sim *S, train_result *r,
+                         double step, double busy_max, int64_t t_pipe)
+{
+    const train_input *in = c->in;
+    const plan_train *p = c->p;
     int gpus = plan_train_gpus(p);
-    double seqs = (double)c.M * p->micro_batch * p->dp;
+    double seqs = (double)c->M * p->micro_batch * p->dp;
     double tokens = seqs * p->seq_len;
     double fwd = model_flops_per_token_fwd(in->m, p->seq_len);
     double attn = fwd - model_flops_per_token_dense(in->m);
@@ -1407,52 +1474,94 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
     double re = p->recompute == RECOMPUTE_FULL ? fwd + lora_fwd
                 : p->recompute == RECOMPUTE_SELECTIVE ? attn
                                                       : 0;
-    double peak = in->gpu->peak_flops[c.dt];
+    double peak = in->gpu->peak_flops[c->dt];
     r->step_s = step;
-    r->microbatches = c.M;
+    r->microbatches = c->M;
     r->tokens_per_s = tokens / step;
     r->samples_per_s = seqs / step;
     r->model_tflops_per_gpu = model_flops / step / gpus / 1e12;
     r->hw_tflops_per_gpu = (model_flops + re * tokens) / step / gpus / 1e12;
     r->mfu = model_flops / step / gpus / peak;
     /* the schedule's own bubble, not the waits for input */
-    int64_t span = S.W ? S.t_pipe_no_input : t_pipe;
+    int64_t span = S->W ? S->t_pipe_no_input : t_pipe;
     r->bubble_fraction = busy_max > 0 ? (span * 1e-9 - busy_max) / busy_max
                                       : 0;
-    const vcost *v0 = &S.vc[0];
+    r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);
+}
+
+/* Communication left on the critical path, per kind, and GPU-Util. */
+static void report_comm(ctx *c, const sim *S, train_result *r,
+                        double step, double busy_max, double dp_exposed,
+                        int64_t t_free, int64_t t_pipe)
+{
+    const plan_train *p = c->p;
+    const vcost *v0 = &S->vc[0];
     double tp = 0, ep = 0, cp = 0;
     double fsdp = 0;
-    for (int vs = 0; vs < c.P * c.V; vs += c.P) { /* stage 0's chunks */
-        fsdp += S.vc[vs].fsdp + 2 * S.vc[vs].fsdp_first;
-        tp += S.vc[vs].tp;
-        ep += S.vc[vs].ep;
-        cp += S.vc[vs].cp;
+    for (int vs = 0; vs < c->P * c->V; vs += c->P) { /* stage 0's chunks */
+        fsdp += S->vc[vs].fsdp + 2 * S->vc[vs].fsdp_first;
+        tp += S->vc[vs].tp;
+        ep += S->vc[vs].ep;
+        cp += S->vc[vs].cp;
     }
     double rec = p->recompute == RECOMPUTE_FULL ? 1.5 : 1.0;
-    r->exposed_comm_s[COMM_TP] = tp * c.M * rec;
-    r->exposed_comm_s[COMM_EP] = ep * c.M * rec;
-    r->exposed_comm_s[COMM_CP] = cp * c.M * rec;
+    r->exposed_comm_s[COMM_TP] = tp * c->M * rec;
+    r->exposed_comm_s[COMM_EP] = ep * c->M * rec;
+    r->exposed_comm_s[COMM_CP] = cp * c->M * rec;
     r->exposed_comm_s[COMM_PP] = (t_pipe - t_free) * 1e-9;
     r->exposed_comm_s[COMM_DP] = (dp_exposed > 0 ? dp_exposed : 0) +
-                                 fsdp * c.M;
+                                 fsdp * c->M;
     r->fwd_s = v0->fwd;
     r->bwd_s = v0->bwd;
     /* nvidia-smi's GPU-Util: any kernel running (NCCL ones included) */
     double active = busy_max + r->interference.extra_s +
                     (dp_exposed > 0 ? dp_exposed : 0) +
-                    optimizer_s(&c, v0->params);
+                    optimizer_s(c, v0->params);
     r->gpu_util = active / step > 1 ? 1 : active / step;
-    r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);
-    mem_train_breakdown(in->m, p, in->overhead, &r->memory);
+}
+
+/* The memory peak (mem.c's), and when the schedule reached it. */
+static void report_memory(const ctx *c, const sim *S, train_result *r)
+{
+    mem_train_breakdown(c->m, c->p, c->in->overhead, &r->memory);
     r->memory_peak_bytes = r->memory.total;
-    /* the peak as the schedule ran: when the most activations were held */
-    int ps = r->memory.stage >= 0 && r->memory.stage < c.P ? r->memory.stage : 0;
-    r->chunks_held = S.held_max[ps];
-    r->memory_peak_at_s = S.held_at[ps] * 1e-9;
-    for (int s = 0; s < c.P && s < TRAIN_MAX_STAGES; s++)
-        r->chunks_held_by_stage[s] = S.held_max[s];
+    int ps = r->memory.stage >= 0 && r->memory.stage < c->P ? r->memory.stage
+                                                            : 0;
+    r->chunks_held = S->held_max[ps];
+    r->memory_peak_at_s = S->held_at[ps] * 1e-9;
+    for (int s = 0; s < c->P && s < TRAIN_MAX_STAGES; s++)
+        r->chunks_held_by_stage[s] = S->held_max[s];
+}
+
+int train_simulate(const train_input *in, train_result *r, llm_err *e)
+{
+    memset(r, 0, sizeof *r);
+    ctx c;
+    if (ctx_init(&c, in, e))
+        return -1;
+    sim S;
+    memset(&S, 0, sizeof S);
+    if (sim_alloc(&S, &c)) {
+        sim_free(&S);
+        return e->msg[0] ? -1 : err_set(e, "out of memory");
+    }
+    int64_t t_free = 0, t_pipe = 0;
+    double step = 0, dp_exposed = 0;
+    int rc = cost_stages(&c, &S);
+    if (rc == 0 && in->loader && in->loader->workers > 0)
+        rc = loader_steady_state(&c, &S, in->loader, r);
+    if (rc == 0)
+        rc = run_step(&c, &S, r, &t_free, &t_pipe);
+    if (rc == 0)
+        rc = close_step(&c, &S, r, &step, &dp_exposed);
+    if (rc == 0) {
+        double busy_max = busiest_s(&c, &S);
+        report_rates(&c, &S, r, step, busy_max, t_pipe);
+        report_comm(&c, &S, r, step, busy_max, dp_exposed, t_free, t_pipe);
+        report_memory(&c, &S, r);
+    }
     sim_free(&S);
-    return c.failed ? -1 : 0;
+    return rc;
 }
 
 /* ---- the fast path (search) --------------------------------------------- */
