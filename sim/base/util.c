@@ -206,11 +206,39 @@ static void out_untrack(util_outfile *o)
     o->slot = -1;
 }
 
+/* A path that exists and is not a regular file (a device, a pipe, a
+ * socket) is written as it is: renaming over it would replace /dev/null
+ * with a file.  A directory is an error. */
+static int out_open_special(util_outfile *o, const char *path, bool *done,
+                            llm_err *e)
+{
+    struct stat st;
+    *done = false;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+        return 0;
+    *done = true;
+    if (S_ISDIR(st.st_mode))
+        return err_set(e, "%s: is a directory (expected a file to write)",
+                       path);
+    o->direct = true;
+    o->fp = fopen(path, "w");
+    if (!o->fp)
+        return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+    return 0;
+}
+
 int util_out_open(util_outfile *o, const char *path, llm_err *e)
 {
     snprintf(o->path, sizeof o->path, "%s", path);
-    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
+    o->tmp[0] = '\0';
     o->slot = -1;
+    o->direct = false;
+    o->fp = NULL;
+    bool done;
+    int rc = out_open_special(o, path, &done, e);
+    if (done)
+        return rc;
+    snprintf(o->tmp, sizeof o->tmp, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(o->tmp);
     if (fd < 0) {
         o->fp = NULL;
@@ -229,15 +257,29 @@ int util_out_open(util_outfile *o, const char *path, llm_err *e)
 
 int util_out_commit(util_outfile *o, llm_err *e)
 {
+    if (o->direct) { /* a device or a pipe: no fsync, no rename */
+        int bad = ferror(o->fp) || fflush(o->fp) != 0;
+        int err = errno;
+        if (fclose(o->fp) != 0 && !bad) {
+            bad = 1;
+            err = errno;
+        }
+        o->fp = NULL;
+        return bad ? err_set(e, "%s: write error: %s", o->path, strerror(err))
+                   : 0;
+    }
     /* on disk before the rename, so a crash leaves the old file or the new */
     int bad = ferror(o->fp) || fflush(o->fp) != 0 || fsync(fileno(o->fp)) != 0;
-    if (fclose(o->fp) != 0)
+    int err = errno;
+    if (fclose(o->fp) != 0 && !bad) {
         bad = 1;
+        err = errno;
+    }
     o->fp = NULL;
     if (bad) {
         remove(o->tmp);
         out_untrack(o);
-        return err_set(e, "%s: write error", o->path);
+        return err_set(e, "%s: write error: %s", o->path, strerror(err));
     }
     int moved = rename(o->tmp, o->path);
     out_untrack(o);
@@ -254,7 +296,9 @@ void util_out_abort(util_outfile *o)
     if (o->fp)
         fclose(o->fp);
     o->fp = NULL;
-    remove(o->tmp);
+    if (!o->direct && o->tmp[0])
+        remove(o->tmp);
+    o->tmp[0] = '\0';
     out_untrack(o);
 }
 

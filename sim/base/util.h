@@ -42,13 +42,16 @@ int util_parse_double(const char *opt, const char *s, double lo, double hi,
 /* A byte size as nccl-tests writes it: 8, 1K, 256M, 8G (powers of 1024). */
 int util_parse_size(const char *opt, const char *s, double *out, llm_err *e);
 
-/* Writing output files: open a temporary sibling, then rename into place,
- * so a failed run never leaves a partial file. */
+/* Writing output files: a regular file (or a new one) is written to a
+ * temporary sibling and renamed into place, so a failed run never leaves
+ * a partial file; a device, a pipe or a socket is written directly and
+ * never replaced.  Every write, flush and close is checked at commit. */
 typedef struct util_outfile {
     FILE *fp;
     char path[1024];
     char tmp[1040];
-    int slot; /* its entry in the table a signal cleans up, or -1 */
+    int slot;    /* its entry in the table a signal cleans up, or -1 */
+    bool direct; /* not a regular file: written in place */
 } util_outfile;
 int util_out_open(util_outfile *o, const char *path, llm_err *e);
 int util_out_commit(util_outfile *o, llm_err *e);

@@ -1,5 +1,7 @@
 /* llmsim — entry point: dispatches `llmsim <command> [options]`, prints
  * errors, and is the only place that exits. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,8 +62,28 @@ static int unknown_command(const char *name)
     return EXIT_BAD_INPUT;
 }
 
+/* Everything printed reached stdout: a full disk or a file-size limit is
+ * an error, never a silent truncation. */
+static int flush_stdout(const char *cmd, int rc)
+{
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (!bad)
+        return rc;
+    fprintf(stderr, "llmsim%s%s: stdout: write error: %s\n", cmd ? " " : "",
+            cmd ? cmd : "", strerror(err));
+    return rc == EXIT_OK ? EXIT_BAD_INPUT : rc;
+}
+
 int main(int argc, char **argv)
 {
+    /* past a file-size limit a write fails (EFBIG) and is reported, instead
+     * of the signal killing the run mid-file */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;
@@ -69,22 +91,22 @@ int main(int argc, char **argv)
     const char *c = argv[1];
     if (strcmp(c, "--help") == 0 || strcmp(c, "-h") == 0) {
         usage(stdout);
-        return EXIT_OK;
+        return flush_stdout(NULL, EXIT_OK);
     }
     if (strcmp(c, "--version") == 0 || strcmp(c, "-V") == 0) {
         printf("llmsim %s\n", LLMSIM_VERSION);
-        return EXIT_OK;
+        return flush_stdout(NULL, EXIT_OK);
     }
     if (strcmp(c, "help") == 0) {
         if (argc < 3) {
             usage(stdout);
-            return EXIT_OK;
+            return flush_stdout(NULL, EXIT_OK);
         }
         const cmd_def *d = find(argv[2]);
         if (!d)
             return unknown_command(argv[2]);
         cmd_help(d, stdout);
-        return EXIT_OK;
+        return flush_stdout(NULL, EXIT_OK);
     }
     const cmd_def *d = find(c);
     if (!d)
@@ -92,12 +114,12 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             cmd_help(d, stdout);
-            return EXIT_OK;
+            return flush_stdout(d->name, EXIT_OK);
         }
     llm_err e = {{0}};
     int rc = d->run(argc - 1, argv + 1, &e);
     if (rc == EXIT_BAD_INPUT)
         fprintf(stderr, "llmsim %s: %s\n", d->name,
                 e.msg[0] ? e.msg : "bad input");
-    return rc;
+    return flush_stdout(d->name, rc);
 }

@@ -1,8 +1,11 @@
 #include "report/rcompare.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "report/rjson.h"
@@ -166,27 +169,68 @@ json_t *rcompare_json(const exp_compare *f, const compare_result *res)
 }
 
 /* Bars relative to the first cluster, through gnuplot, into png. */
+/* The plot is complete: a PNG ends with its IEND chunk, an SVG with its
+ * closing tag (gnuplot can exit 0 having written half a file when the
+ * disk or a file-size limit stops it). */
+static bool plot_complete(const char *text, size_t n, bool svg)
+{
+    if (svg)
+        return n >= 7 && strstr(text + (n > 64 ? n - 64 : 0), "</svg>");
+    return n >= 12 && memcmp(text + n - 8, "IEND", 4) == 0;
+}
+
+/* The plot gnuplot wrote into tmp, checked, then into png (a regular file
+ * through a temporary and a rename; a device or a pipe as it is). */
+static int plot_install(const char *tmp, const char *png, bool svg, llm_err *e)
+{
+    size_t n;
+    char *text = util_read_file(tmp, &n, e);
+    remove(tmp);
+    if (!text)
+        return -1;
+    if (!plot_complete(text, n, svg)) {
+        free(text);
+        return err_set(e, "--png %s: gnuplot wrote an incomplete %s (%zu "
+                          "bytes: is the disk full?)", png, svg ? "SVG" : "PNG",
+                       n);
+    }
+    util_outfile out;
+    int rc = util_out_open(&out, png, e);
+    if (rc == 0) {
+        fwrite(text, 1, n, out.fp);
+        rc = util_out_commit(&out, e);
+    }
+    free(text);
+    return rc;
+}
+
 int rcompare_png(const char *png, const exp_compare *f,
                  const compare_result *res, llm_err *e)
 {
     const compare_outcome *o = res->o;
-    util_outfile out;
-    if (util_out_open(&out, png, e))
-        return -1;
-    fclose(out.fp);
-    out.fp = NULL;
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "gnuplot > /dev/null");
-    FILE *g = popen(cmd, "w");
+    bool svg = util_ends_with(png, ".svg");
+    const char *dir = getenv("TMPDIR");
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s/llmsim-plot-XXXXXX%s",
+             dir && *dir ? dir : "/tmp", svg ? ".svg" : ".png");
+    if (strpbrk(tmp, "'\n"))
+        return err_set(e, "--png: TMPDIR holds a quote or a line break, which "
+                          "gnuplot cannot take");
+    int fd = mkstemps(tmp, 4);
+    if (fd < 0)
+        return err_set(e, "--png %s: cannot create a temporary file in %s: %s",
+                       png, dir && *dir ? dir : "/tmp", strerror(errno));
+    close(fd);
+    FILE *g = popen("gnuplot > /dev/null", "w");
     if (!g) {
-        remove(out.tmp);
+        remove(tmp);
         return err_set(e, "--png: cannot run gnuplot (install gnuplot-nox)");
     }
     if (util_ends_with(png, ".svg"))
         fprintf(g, "set terminal svg size 1100,560 font 'sans,11'\n");
     else
         fprintf(g, "set terminal pngcairo size 1100,560 font 'sans,11'\n");
-    fprintf(g, "set output '%s'\n", out.tmp);
+    fprintf(g, "set output '%s'\n", tmp);
     fprintf(g, "set title \"%s\"\nset style data histograms\n"
                "set style histogram clustered gap 1\nset style fill solid 0.85 "
                "border -1\nset boxwidth 0.9\nset grid ytics\nset key top left\n"
@@ -244,14 +288,10 @@ int rcompare_png(const char *png, const exp_compare *f,
                    "columnheader(c)\n", f->n + 1);
     int rc = pclose(g);
     if (rc != 0) {
-        remove(out.tmp);
+        remove(tmp);
         return err_set(e, "--png %s: gnuplot failed (exit %d; is gnuplot "
                           "with the pngcairo terminal installed?)", png, rc);
     }
-    if (rename(out.tmp, png) != 0) {
-        remove(out.tmp);
-        return err_set(e, "--png %s: cannot rename into place", png);
-    }
-    return 0;
+    return plot_install(tmp, png, svg, e);
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -340,14 +341,29 @@ int rsweep_open(rsweep_file *f, const char *path, const sweep_spec *s,
     f->done = calloc((size_t)s->npoints, sizeof *f->done);
     if (!f->done)
         return err_set(e, "out of memory");
+    /* the file is read back to resume and rewritten at the end: a device
+     * or a pipe cannot be either */
     struct stat st;
-    if (stat(path, &st) == 0 && resume(f, e)) {
+    bool exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
         rsweep_close(f);
-        return -1;
+        return err_set(e, "%s: not a regular file (expected a CSV file the "
+                          "sweep appends to and resumes from)", path);
     }
     f->fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
     if (f->fd < 0) {
         err_set(e, "%s: %s", path, strerror(errno));
+        rsweep_close(f);
+        return -1;
+    }
+    /* two sweeps on one file would interleave their rows */
+    if (flock(f->fd, LOCK_EX | LOCK_NB) != 0) {
+        err_set(e, "%s: another sweep is writing it (expected one sweep per "
+                   "--out file)", path);
+        rsweep_close(f);
+        return -1;
+    }
+    if (exists && resume(f, e)) {
         rsweep_close(f);
         return -1;
     }

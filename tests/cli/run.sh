@@ -747,6 +747,9 @@ kill -TERM $pid
 wait $pid 2>/dev/null
 if ls "$tmp"/sig.* >/dev/null 2>&1; then bad "left $(ls "$tmp"/sig.*)"; else ok; fi
 
+# ---- faults: devices, pipes, full disks, size limits, locks ----------------
+. "$(dirname "$0")/faults.sh"
+
 # ---- determinism across builds ------------------------------------------
 # Under `make asan` ($L is build-asan/llmsim, -O1, sanitizers, invariant
 # checks) the ready experiments' JSON, Chrome traces and CSVs must be the
