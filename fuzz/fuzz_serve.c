@@ -31,10 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static exp_serve x;
     exp_serve_defaults(&x);
     llm_err e = {{0}};
-    int rc = cfg_exp_read(p, EXP_SERVE, &x, x.src, &e);
+    int rc = cfg_exp_read(p, EXP_SERVE, &x, &e);
     char why[1400];
     for (int i = 0; rc == 0 && i < nsets; i++)
-        if (settings_apply(EXP_SERVE, &x, x.src, sets[i], why, sizeof why))
+        if (settings_apply(EXP_SERVE, &x, x.h.src, sets[i], why, sizeof why))
             rc = err_set(&e, "--set %s", why);
     if (fz_report("serving", rc, &e) == 0) {
         length(x.prompt_len, 0);

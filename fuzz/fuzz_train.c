@@ -18,10 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static exp_train x;
     exp_train_defaults(&x);
     llm_err e = {{0}};
-    int rc = cfg_exp_read(p, EXP_TRAIN, &x, x.src, &e);
+    int rc = cfg_exp_read(p, EXP_TRAIN, &x, &e);
     char why[1400];
     for (int i = 0; rc == 0 && i < nsets; i++)
-        if (settings_apply(EXP_TRAIN, &x, x.src, sets[i], why, sizeof why))
+        if (settings_apply(EXP_TRAIN, &x, x.h.src, sets[i], why, sizeof why))
             rc = err_set(&e, "--set %s", why);
     fz_report("experiment", rc, &e);
     free(text);

@@ -43,7 +43,7 @@ static int load_moe(cfgu *c, const config_setting_t *g, model_spec *m)
                  &m->moe_dense_layers))
         return -1;
     if (m->moe_active > m->moe_experts)
-        return err_at(c->e, c->file, cfgu_line(g), "moe.active",
+        return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "moe.active",
                       "%d routed experts per token but only %d experts "
                       "(expected active <= experts)",
                       m->moe_active, m->moe_experts);
@@ -95,7 +95,7 @@ static int load_model_shape(cfgu *c, const config_setting_t *r,
     m->pos = (model_pos)pos;
     m->norm = (model_norm)norm;
     if (dtype_parse(dt, &m->weight_dtype) != 0)
-        return err_at(c->e, c->file,
+        return err_at(c->e, cfgu_file(c, config_setting_get_member(r, "dtype")),
                       cfgu_line(config_setting_get_member(r, "dtype")),
                       "dtype", "unknown dtype \"%s\" (expected %s)", dt,
                       dtype_choices());
@@ -107,7 +107,7 @@ int cfg_load_model(const char *path, model_spec *m, llm_err *e)
     if (util_ends_with(path, ".json"))
         return cfg_load_hf_json(path, m, e);
     memset(m, 0, sizeof *m);
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     int rc = -1;
@@ -179,7 +179,7 @@ static int load_tflops(cfgu *c, const config_setting_t *t, gpu_spec *g)
             g->peak_flops[map[i]] = v * 1e12;
     }
     if (g->peak_flops[DT_FP32] <= 0)
-        return err_at(c->e, c->file, cfgu_line(t), "tflops.fp32",
+        return err_at(c->e, cfgu_file(c, t), cfgu_line(t), "tflops.fp32",
                       "missing (expected the FP32 peak, TFLOP/s > 0)");
     return 0;
 }
@@ -190,7 +190,7 @@ static int load_caps(cfgu *c, const config_setting_t *s, gpu_spec *g)
         return 0;
     int t = config_setting_type(s);
     if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
-        return err_at(c->e, c->file, cfgu_line(s), "caps",
+        return err_at(c->e, cfgu_file(c, s), cfgu_line(s), "caps",
                       "wrong type (expected [\"bf16\", \"fp8\", ...])");
     for (int i = 0; i < config_setting_length(s); i++) {
         const char *v = config_setting_get_string_elem(s, i);
@@ -202,7 +202,7 @@ static int load_caps(cfgu *c, const config_setting_t *s, gpu_spec *g)
             char hint[96] = "";
             if (v)
                 util_did_you_mean(hint, sizeof hint, v, names, GPU_CAP_COUNT);
-            return err_at(c->e, c->file, cfgu_line(s), "caps",
+            return err_at(c->e, cfgu_file(c, s), cfgu_line(s), "caps",
                           "unknown capability \"%s\"%s (expected bf16 tf32 "
                           "fp8 fp4 flash_attention mig nvlink nvls)",
                           v ? v : "(not a string)", hint);
@@ -219,7 +219,7 @@ static int load_gpu(cfgu *c, const config_setting_t *s, const cfg_pcie *pcie,
     int ff = 0, tdp = 0, price = 0;
     config_setting_t *tf;
     if (config_setting_type(s) != CONFIG_TYPE_GROUP)
-        return err_at(c->e, c->file, cfgu_line(s), "gpus",
+        return err_at(c->e, cfgu_file(c, s), cfgu_line(s), "gpus",
                       "wrong type (expected a list of groups { ... })");
     if (cfgu_check_keys(c, s, gpu_keys, COUNT(gpu_keys)) ||
         cfgu_str(c, s, "name", true, g->name, sizeof g->name) ||
@@ -236,7 +236,7 @@ static int load_gpu(cfgu *c, const config_setting_t *s, const cfg_pcie *pcie,
         cfgu_group(c, s, "tflops", &tf))
         return -1;
     if (!tf)
-        return err_at(c->e, c->file, cfgu_line(s), "tflops",
+        return err_at(c->e, cfgu_file(c, s), cfgu_line(s), "tflops",
                       "missing (expected a group of dense TFLOP/s)");
     if (load_tflops(c, tf, g) ||
         cfgu_int(c, s, "nvlink_gen", false, 0, 10, &g->nvlink_gen) ||
@@ -254,7 +254,7 @@ static int load_gpu(cfgu *c, const config_setting_t *s, const cfg_pcie *pcie,
         cfgu_str(c, s, "source", true, g->source, sizeof g->source))
         return -1;
     if (pcie->GTps[g->pcie_gen] <= 0)
-        return err_at(c->e, c->file,
+        return err_at(c->e, cfgu_file(c, config_setting_get_member(s, "pcie_gen")),
                       cfgu_line(config_setting_get_member(s, "pcie_gen")),
                       "pcie_gen", "no row for generation %d in %s (expected "
                       "a generation the table lists)", g->pcie_gen,
@@ -280,7 +280,7 @@ int cfg_load_gpus(const char *path, const char *datadir, gpu_catalog *out,
     cfg_pcie pcie;
     if (cfg_pcie_load(datadir, &pcie, e))
         return -1;
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     int rc = -1;

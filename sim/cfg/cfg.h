@@ -100,8 +100,7 @@ int cfg_load_idle_w(const char *datadir, const gpu_spec *g, double *idle_w,
 /* Reads an experiment file of kind k into x (over its current values, so
  * defaults first), recording each value's line in src.  Every key must be
  * one of the kind's settings (decide/settings.c). */
-int cfg_exp_read(const char *path, exp_kind k, void *x, exp_src *src,
-                 llm_err *e);
+int cfg_exp_read(const char *path, exp_kind k, void *x, llm_err *e);
 /* A file with a serving group is a serving experiment, else training. */
 int cfg_exp_kind(const char *path, exp_kind *k, llm_err *e);
 

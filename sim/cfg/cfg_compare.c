@@ -39,7 +39,7 @@ static int load_sets(cfgu *c, const config_setting_t *g,
             config_setting_get_elem(set, (unsigned)i));
     }
     if (n < 0)
-        return err_at(c->e, c->file, cfgu_line(set), "set", "expected a list "
+        return err_at(c->e, cfgu_file(c, set), cfgu_line(set), "set", "expected a list "
                       "of at most %d \"KEY=VALUE\" strings of at most %zu "
                       "characters", EXP_COMPARE_SETS, sizeof s->sets[0] - 1);
     return 0;
@@ -65,12 +65,15 @@ static int load_cluster(cfgu *c, const config_setting_t *g,
         const char *m = why.msg;
         if (strncmp(m, "--cluster: ", 11) == 0)
             m += 11;
-        return err_at(c->e, c->file,
+        return err_at(c->e, cfgu_file(c, config_setting_get_member(g, "cluster")),
                       cfgu_line(config_setting_get_member(g, "cluster")),
                       "cluster", "%s", m);
     }
-    if (!s->name[0])
-        snprintf(s->name, sizeof s->name, "%s", s->cluster);
+    if (!s->name[0]) { /* a cluster's name is its cluster, cut to fit */
+        size_t n = strnlen(s->cluster, sizeof s->name - 1);
+        memcpy(s->name, s->cluster, n);
+        s->name[n] = '\0';
+    }
     return 0;
 }
 
@@ -79,13 +82,13 @@ static int load_clusters(cfgu *c, const config_setting_t *r, exp_compare *f)
     const config_setting_t *cl = config_setting_get_member(r, "clusters");
     if (!cl || !config_setting_is_list(cl) || config_setting_length(cl) < 2 ||
         config_setting_length(cl) > EXP_COMPARE_MAX)
-        return err_at(c->e, c->file, cl ? cfgu_line(cl) : 1, "clusters",
+        return err_at(c->e, cfgu_file(c, cl), cl ? cfgu_line(cl) : 1, "clusters",
                       "expected a list of 2 to %d groups ( { name = ...; "
                       "cluster = ...; gpus = ...; }, ... )", EXP_COMPARE_MAX);
     for (int i = 0; i < config_setting_length(cl); i++) {
         const config_setting_t *g = config_setting_get_elem(cl, (unsigned)i);
         if (!config_setting_is_group(g))
-            return err_at(c->e, c->file, cfgu_line(g), "clusters", "entry %d "
+            return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "clusters", "entry %d "
                           "is not a group (expected { name = ...; cluster = "
                           "...; })", i + 1);
         if (load_cluster(c, g, &f->c[f->n++]))
@@ -97,14 +100,14 @@ static int load_clusters(cfgu *c, const config_setting_t *r, exp_compare *f)
 int cfg_compare_load(const char *path, exp_compare *f, llm_err *e)
 {
     exp_compare_defaults(f);
-    snprintf(f->file, sizeof f->file, "%s", path);
-    if (cfg_exp_read(path, EXP_COMPARE, f, f->src, e))
+    snprintf(f->h.file, sizeof f->h.file, "%s", path);
+    if (cfg_exp_read(path, EXP_COMPARE, f, e))
         return -1;
     if (!f->training[0] && !f->serving[0])
         return err_at(e, path, 1, "training", "missing, and so is serving "
                       "(expected training = \"EXPERIMENT.cfg\"; or serving = "
                       "\"...\";)");
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     int rc = cfgu_read(&c, &cfg) ||

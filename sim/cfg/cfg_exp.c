@@ -18,7 +18,25 @@ static int unknown_key(cfgu *c, exp_kind k, const config_setting_t *s,
     char why[600];
     settings_unknown(k, key, why, sizeof why);
     /* why is "KEY: unknown key ...": err_at puts the key itself */
-    return err_at(c->e, c->file, cfgu_line(s), key, "%s", why + strlen(key) + 2);
+    return err_at(c->e, cfgu_file(c, s), cfgu_line(s), key, "%s",
+                  why + strlen(key) + 2);
+}
+
+/* The index of v's file in h (0: the experiment file; an @include'd one
+ * is added, up to EXP_INC_FILES, then named by its includer). */
+static unsigned char file_index(cfgu *c, exp_head *h,
+                                const config_setting_t *v)
+{
+    const char *f = cfgu_file(c, v);
+    if (strcmp(f, c->file) == 0)
+        return 0;
+    for (int i = 0; i < h->ninc; i++)
+        if (strcmp(h->inc[i], f) == 0)
+            return (unsigned char)(i + 1);
+    if (h->ninc == EXP_INC_FILES)
+        return 0;
+    snprintf(h->inc[h->ninc], sizeof h->inc[0], "%s", f);
+    return (unsigned char)++h->ninc;
 }
 
 /* One scalar value of the file into its setting. */
@@ -56,9 +74,10 @@ static int put(cfgu *c, exp_kind k, void *x, exp_src *src,
     }
     }
     if (rc)
-        return err_at(c->e, c->file, cfgu_line(v), key, "%s", why);
+        return err_at(c->e, cfgu_file(c, v), cfgu_line(v), key, "%s", why);
     if (src)
-        src[settings_index(s)] = (exp_src){SRC_FILE, cfgu_line(v)};
+        src[settings_index(s)] = (exp_src){
+            .how = SRC_FILE, .file = file_index(c, x, v), .line = cfgu_line(v)};
     return 0;
 }
 
@@ -126,11 +145,13 @@ static int required(cfgu *c, exp_kind k, const config_setting_t *root,
     return 0;
 }
 
-int cfg_exp_read(const char *path, exp_kind k, void *x, exp_src *src,
-                 llm_err *e)
+int cfg_exp_read(const char *path, exp_kind k, void *x, llm_err *e)
 {
+    exp_head *h = x;
+    exp_src *src = h->src;
+    snprintf(h->file, sizeof h->file, "%s", path);
     static const char *const skip[] = {"sweep", "clusters"};
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     int rc = -1;
@@ -150,7 +171,7 @@ out:
 
 int cfg_exp_kind(const char *path, exp_kind *k, llm_err *e)
 {
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     int rc = cfgu_read(&c, &cfg);

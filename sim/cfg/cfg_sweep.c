@@ -11,7 +11,7 @@
 int cfg_sweep_read_group(const char *path, cfg_sweep_group *g, llm_err *e)
 {
     memset(g, 0, sizeof *g);
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     int rc = -1;

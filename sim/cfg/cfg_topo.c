@@ -50,7 +50,7 @@ static int load_devices(cfgu *c, const config_setting_t *list,
                                        "model"};
     int n = config_setting_length(list);
     if (n > TOPO_MAX_SPECS)
-        return err_at(c->e, c->file, cfgu_line(list), "devices",
+        return err_at(c->e, cfgu_file(c, list), cfgu_line(list), "devices",
                       "%d groups (expected at most %d)", n, TOPO_MAX_SPECS);
     int gpus = 0, nics = 0;
     for (int i = 0; i < n; i++) {
@@ -58,7 +58,7 @@ static int load_devices(cfgu *c, const config_setting_t *list,
         topo_devspec *d = &s->dev[i];
         int kind = 0;
         if (config_setting_type(g) != CONFIG_TYPE_GROUP)
-            return err_at(c->e, c->file, cfgu_line(g), "devices",
+            return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "devices",
                           "wrong type (expected { name = ...; kind = ...; })");
         if (cfgu_check_keys(c, g, keys, COUNT(keys)) ||
             cfgu_str(c, g, "name", true, d->name, sizeof d->name) ||
@@ -74,13 +74,13 @@ static int load_devices(cfgu *c, const config_setting_t *list,
         nics += kind == DEV_NIC;
         for (int k = 0; k < i; k++)
             if (strcmp(s->dev[k].name, d->name) == 0)
-                return err_at(c->e, c->file, cfgu_line(g), "name",
+                return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "name",
                               "duplicate device \"%s\" (expected unique "
                               "names)", d->name);
     }
     s->ndev = n;
     if (gpus != 1 || nics > 1)
-        return err_at(c->e, c->file, cfgu_line(list), "devices",
+        return err_at(c->e, cfgu_file(c, list), cfgu_line(list), "devices",
                       "%d gpu and %d nic groups (expected exactly one gpu "
                       "group and at most one nic group)", gpus, nics);
     return 0;
@@ -102,7 +102,7 @@ static int find_dev(cfgu *c, const config_setting_t *g, const char *key,
     }
     char hint[96];
     util_did_you_mean(hint, sizeof hint, name, names, s->ndev);
-    return err_at(c->e, c->file,
+    return err_at(c->e, cfgu_file(c, config_setting_get_member(g, key)),
                   cfgu_line(config_setting_get_member(g, key)), key,
                   "unknown device \"%s\"%s (expected a name from devices)",
                   name, hint);
@@ -123,7 +123,7 @@ static int check_map(cfgu *c, const config_setting_t *g, topo_nodespec *s,
         bad = "pairs needs an even count";
     if (!bad)
         return 0;
-    return err_at(c->e, c->file, cfgu_line(g), "map", "%s (a has %d, b has "
+    return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "map", "%s (a has %d, b has "
                   "%d)", bad, na, nb);
 }
 
@@ -134,7 +134,7 @@ static int load_links(cfgu *c, const config_setting_t *list,
                                        "lat_ns"};
     int n = config_setting_length(list);
     if (n > TOPO_MAX_SPECS * 2)
-        return err_at(c->e, c->file, cfgu_line(list), "links",
+        return err_at(c->e, cfgu_file(c, list), cfgu_line(list), "links",
                       "%d entries (expected at most %d)", n,
                       TOPO_MAX_SPECS * 2);
     for (int i = 0; i < n; i++) {
@@ -143,7 +143,7 @@ static int load_links(cfgu *c, const config_setting_t *list,
         int map = 0, kind = 0, lat = 0;
         double gbps = 0;
         if (config_setting_type(g) != CONFIG_TYPE_GROUP)
-            return err_at(c->e, c->file, cfgu_line(g), "links",
+            return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "links",
                           "wrong type (expected { a = ...; b = ...; })");
         if (cfgu_check_keys(c, g, keys, COUNT(keys)) ||
             find_dev(c, g, "a", s, &L->a) || find_dev(c, g, "b", s, &L->b) ||
@@ -187,7 +187,7 @@ static int list_member(cfgu *c, const config_setting_t *r, const char *key,
     config_setting_t *l = config_setting_get_member(r, key);
     if (!l || (config_setting_type(l) != CONFIG_TYPE_LIST) ||
         config_setting_length(l) == 0)
-        return err_at(c->e, c->file, l ? cfgu_line(l) : 1, key,
+        return err_at(c->e, cfgu_file(c, l), l ? cfgu_line(l) : 1, key,
                       "missing or empty (expected %s = ( { ... }, ... );)",
                       key);
     *out = l;
@@ -222,7 +222,7 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
 
 static int read_node(const char *path, topo_nodespec *s, llm_err *e)
 {
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     memset(s, 0, sizeof *s);
@@ -238,7 +238,7 @@ static int read_node(const char *path, topo_nodespec *s, llm_err *e)
 int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
                       int *nodes, topo_fabricspec *fabric, llm_err *e)
 {
-    cfgu c = {path, e};
+    cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);
     int rc = -1;

@@ -11,10 +11,14 @@
 typedef struct cfgu {
     const char *file;
     llm_err *e;
+    char dir[1024];     /* file's directory, where @include looks ("": .) */
+    char where[2400];   /* cfgu_file's answer for an @include'd setting */
 } cfgu;
 
-/* The setting's line in its file (1 for the root). */
+/* The setting's line in its file (1 for the root), and its file (an
+ * @include'd one, else c's). */
 int cfgu_line(const config_setting_t *s);
+const char *cfgu_file(cfgu *c, const config_setting_t *s);
 /* Every child of `g` must be named in `allowed`. */
 int cfgu_check_keys(cfgu *c, const config_setting_t *g,
                     const char *const *allowed, int n);

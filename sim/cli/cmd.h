@@ -90,9 +90,9 @@ int cmd_parse(const char *cmd, exp_kind k, int alt, const char *alt_why,
               int (*one)(void *ctx, int id, const char *v, llm_err *e),
               void *ctx, cmd_args *a, llm_err *e);
 
-/* x (at its defaults) from the file operand, then the --set assignments,
- * then the flags: the later wins.  `file` is x's file field. */
-int cmd_load_exp(exp_kind k, void *x, exp_src *src, char *file,
-                 const cmd_args *a, llm_err *e);
+/* x (at its defaults; an exp_train, exp_serve, ... of kind k) from the
+ * file operand, then the --set assignments, then the flags: the later
+ * wins. */
+int cmd_load_exp(exp_kind k, void *x, const cmd_args *a, llm_err *e);
 
 #endif

@@ -47,14 +47,14 @@ static int load_experiments(const exp_compare *f, exp_train *t, exp_serve *s,
 {
     if (f->training[0]) {
         exp_train_defaults(t);
-        snprintf(t->file, sizeof t->file, "%s", f->training);
-        if (cfg_exp_read(f->training, EXP_TRAIN, t, t->src, e))
+        snprintf(t->h.file, sizeof t->h.file, "%s", f->training);
+        if (cfg_exp_read(f->training, EXP_TRAIN, t, e))
             return -1;
     }
     if (f->serving[0]) {
         exp_serve_defaults(s);
-        snprintf(s->file, sizeof s->file, "%s", f->serving);
-        if (cfg_exp_read(f->serving, EXP_SERVE, s, s->src, e))
+        snprintf(s->h.file, sizeof s->h.file, "%s", f->serving);
+        if (cfg_exp_read(f->serving, EXP_SERVE, s, e))
             return -1;
     }
     return 0;
@@ -100,7 +100,7 @@ static int run(int argc, char **argv, llm_err *e)
     if (cfg_compare_load(a.file, &f, e))
         return EXIT_BAD_INPUT;
     a.file = NULL; /* read above, with its clusters */
-    if (cmd_load_exp(EXP_COMPARE, &f, f.src, f.file, &a, e) ||
+    if (cmd_load_exp(EXP_COMPARE, &f, &a, e) ||
         cfg_compare_econ(&f, e) || load_experiments(&f, &t, &s, e))
         return EXIT_BAD_INPUT;
     static compare_result r;

@@ -98,7 +98,7 @@ static int parse(int argc, char **argv, opts *o, char *model, size_t len,
     static exp_infer y;
     if (train) {
         exp_train_defaults(&x);
-        if (cmd_load_exp(k, &x, x.src, x.file, &a, e))
+        if (cmd_load_exp(k, &x, &a, e))
             return -1;
         o->t = x.plan;
         if (x.microbatches > 0 && x.plan.dp > 0)
@@ -110,7 +110,7 @@ static int parse(int argc, char **argv, opts *o, char *model, size_t len,
         exp_overhead_apply(&o->o, &x.overhead);
     } else {
         exp_infer_defaults(&y);
-        if (cmd_load_exp(k, &y, y.src, y.file, &a, e))
+        if (cmd_load_exp(k, &y, &a, e))
             return -1;
         o->i = y.plan;
         snprintf(model, len, "%s", y.model);

@@ -100,18 +100,15 @@ static int apply_flag(exp_kind k, void *x, exp_src *src, const setting *s,
         v = s->flag_kind == FLAG_TRUE ? "true" : "false";
     if (settings_parse(s, k, x, v, why, sizeof why))
         return err_set(e, "--%s: %s", s->flag, why);
-    src[settings_index(s)] = (exp_src){SRC_FLAG, 0};
+    src[settings_index(s)] = (exp_src){.how = SRC_FLAG};
     return 0;
 }
 
-int cmd_load_exp(exp_kind k, void *x, exp_src *src, char *file,
-                 const cmd_args *a, llm_err *e)
+int cmd_load_exp(exp_kind k, void *x, const cmd_args *a, llm_err *e)
 {
-    if (a->file) {
-        snprintf(file, 1024, "%s", a->file);
-        if (cfg_exp_read(a->file, k, x, src, e))
-            return -1;
-    }
+    exp_src *src = ((exp_head *)x)->src;
+    if (a->file && cfg_exp_read(a->file, k, x, e))
+        return -1;
     char why[1300];
     for (int i = 0; i < a->nsets; i++)
         if (settings_apply(k, x, src, a->sets[i], why, sizeof why))

@@ -77,7 +77,7 @@ static int run_train(const qopts *o, const cmd_args *a, llm_err *e)
 {
     static exp_train x;
     exp_train_defaults(&x);
-    if (cmd_load_exp(EXP_TRAIN, &x, x.src, x.file, a, e))
+    if (cmd_load_exp(EXP_TRAIN, &x, a, e))
         return EXIT_BAD_INPUT;
     exp_env v;
     search_result s;
@@ -104,10 +104,10 @@ static int run_serve(const qopts *o, const cmd_args *a, llm_err *e)
 {
     static exp_serve x;
     exp_serve_defaults(&x);
-    if (cmd_load_exp(EXP_SERVE, &x, x.src, x.file, a, e))
+    if (cmd_load_exp(EXP_SERVE, &x, a, e))
         return EXIT_BAD_INPUT;
     /* --gpus is the GPUs to search over, not the experiment's */
-    int gpus = x.src[settings_index(settings_by_key(EXP_SERVE, "gpus"))].how ==
+    int gpus = x.h.src[settings_index(settings_by_key(EXP_SERVE, "gpus"))].how ==
                        SRC_FLAG
                    ? x.gpus
                    : 0;

@@ -103,7 +103,7 @@ static int run(int argc, char **argv, llm_err *e)
                   &o, &a, e))
         return EXIT_BAD_INPUT;
     take_chrome(&a, &o);
-    if (cmd_load_exp(EXP_SERVE, &x, x.src, x.file, &a, e))
+    if (cmd_load_exp(EXP_SERVE, &x, &a, e))
         return EXIT_BAD_INPUT;
     rserve_trace tr = {0};
     if (o.chrome && rserve_trace_open(&tr, o.chrome, e))

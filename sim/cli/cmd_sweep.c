@@ -159,7 +159,7 @@ static int run_point(const sopts *o, const sweep_spec *s, long i, json_t **j,
         static exp_serve x;
         exp_serve_out out;
         x = *o->base_serve;
-        if (apply_point(o, s, i, &x, x.src, e) ||
+        if (apply_point(o, s, i, &x, x.h.src, e) ||
             exp_serve_run(&x, &ro, cfg_loader(), &out, e))
             return -1;
         *j = rserve_json(&out);
@@ -169,7 +169,7 @@ static int run_point(const sopts *o, const sweep_spec *s, long i, json_t **j,
     static exp_train x;
     exp_train_out out;
     x = *o->base_train;
-    if (apply_point(o, s, i, &x, x.src, e) ||
+    if (apply_point(o, s, i, &x, x.h.src, e) ||
         exp_train_run(&x, &ro, cfg_loader(), &out, e))
         return -1;
     *j = rtrain_json(&out);
@@ -408,12 +408,12 @@ static int load_base(sopts *o, llm_err *e)
         static exp_serve x;
         exp_serve_defaults(&x);
         o->base_serve = &x;
-        return cmd_load_exp(EXP_SERVE, &x, x.src, x.file, &a, e);
+        return cmd_load_exp(EXP_SERVE, &x, &a, e);
     }
     static exp_train x;
     exp_train_defaults(&x);
     o->base_train = &x;
-    return cmd_load_exp(EXP_TRAIN, &x, x.src, x.file, &a, e);
+    return cmd_load_exp(EXP_TRAIN, &x, &a, e);
 }
 
 static int build_spec(sopts *o, sweep_spec *s, llm_err *e)

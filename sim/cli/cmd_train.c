@@ -94,7 +94,7 @@ static int run(int argc, char **argv, llm_err *e)
     exp_train_defaults(&x);
     if (cmd_parse("train", EXP_TRAIN, -1, NULL, argc, argv, opts, parse_one,
                   &o, &a, e) ||
-        cmd_load_exp(EXP_TRAIN, &x, x.src, x.file, &a, e))
+        cmd_load_exp(EXP_TRAIN, &x, &a, e))
         return EXIT_BAD_INPUT;
     o.run.record = o.trace || o.timeline;
     exp_train_out out;

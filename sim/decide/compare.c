@@ -25,7 +25,7 @@ static int unknown_set(const exp_compare *f, const exp_compare_cluster *c,
     return err_set(e, "%s:%d: set: %s: unknown key%s (expected a key of the "
                       "training or the serving experiment; `llmsim help "
                       "train` and `llmsim help serve` list them)",
-                   f->file, c->sets_line[i], key, hint);
+                   f->h.file, c->sets_line[i], key, hint);
 }
 
 /* x with cluster c's cluster, gpus and nodes applied, and those of its
@@ -47,7 +47,7 @@ static int with_cluster(const exp_compare *f, exp_kind k, void *x,
         rc = settings_apply(k, x, src, a, why, sizeof why);
     }
     if (rc)
-        return err_set(e, "%s:%d: %s: %s", f->file, c->line, c->name, why);
+        return err_set(e, "%s:%d: %s: %s", f->h.file, c->line, c->name, why);
     exp_kind other = k == EXP_TRAIN ? EXP_SERVE : EXP_TRAIN;
     bool other_runs = other == EXP_TRAIN ? f->training[0] : f->serving[0];
     for (int i = 0; i < c->nsets; i++) {
@@ -60,7 +60,7 @@ static int with_cluster(const exp_compare *f, exp_kind k, void *x,
         if (!settings_by_key(k, key) && other_runs)
             return unknown_set(f, c, i, key, e);
         if (settings_apply(k, x, src, c->sets[i], why, sizeof why))
-            return err_set(e, "%s:%d: set: %s", f->file, c->sets_line[i],
+            return err_set(e, "%s:%d: set: %s", f->h.file, c->sets_line[i],
                            why);
     }
     return 0;
@@ -75,7 +75,7 @@ static int run_training(const exp_compare *f, const exp_train *x0,
 {
     static exp_train x;
     x = *x0;
-    if (with_cluster(f, EXP_TRAIN, &x, x.src, c, e))
+    if (with_cluster(f, EXP_TRAIN, &x, x.h.src, c, e))
         return -1;
     if (search) {
         exp_train sx = x;
@@ -121,7 +121,7 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
 {
     static exp_serve x;
     x = *x0;
-    if (with_cluster(f, EXP_SERVE, &x, x.src, c, e))
+    if (with_cluster(f, EXP_SERVE, &x, x.h.src, c, e))
         return -1;
     if (search) {
         exp_env v;
@@ -139,7 +139,7 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
                 o->has_gpu = true;
             }
         } else {
-            rc = err_set(e, "no deployment of %s fits %d GPUs", x.file,
+            rc = err_set(e, "no deployment of %s fits %d GPUs", x.h.file,
                          d.gpus);
         }
         deploy_free(&d);
@@ -153,7 +153,7 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
     for (int k = 0; k < out.in.npools; k++)
         o->serve_gpus += out.r.pool[k].gpus;
     o->served = true;
-    snprintf(o->serve_plan, sizeof o->serve_plan, "as in %s", x.file);
+    snprintf(o->serve_plan, sizeof o->serve_plan, "as in %s", x.h.file);
     if (!o->has_gpu) {
         o->gpu = *out.env.t->gpu;
         o->has_gpu = true;
@@ -280,10 +280,10 @@ static int check_clusters(const exp_compare *f, const exp_train *train,
     static exp_train tx;
     static exp_serve sx;
     for (int i = 0; i < f->n; i++) {
-        if (train && (tx = *train, with_cluster(f, EXP_TRAIN, &tx, tx.src,
+        if (train && (tx = *train, with_cluster(f, EXP_TRAIN, &tx, tx.h.src,
                                                 &f->c[i], e)))
             return -1;
-        if (serve && (sx = *serve, with_cluster(f, EXP_SERVE, &sx, sx.src,
+        if (serve && (sx = *serve, with_cluster(f, EXP_SERVE, &sx, sx.h.src,
                                                 &f->c[i], e)))
             return -1;
     }

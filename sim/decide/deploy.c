@@ -197,7 +197,7 @@ int deploy_search(const exp_serve *x, const exp_loader *ld, int gpus_opt,
     }
     if (!x->trace[0] && x->rate <= 0) {
         err_set(e, "%s: search needs a load to scale (workload.rate or a "
-                   "trace)", x->file[0] ? x->file : "the experiment");
+                   "trace)", x->h.file[0] ? x->h.file : "the experiment");
         goto fail;
     }
     if (candidates(env, gpus, out, e))

@@ -8,25 +8,25 @@
 void exp_train_defaults(exp_train *x)
 {
     memset(x, 0, sizeof *x);
-    settings_defaults(EXP_TRAIN, x, x->src);
+    settings_defaults(EXP_TRAIN, x, x->h.src);
 }
 
 void exp_serve_defaults(exp_serve *x)
 {
     memset(x, 0, sizeof *x);
-    settings_defaults(EXP_SERVE, x, x->src);
+    settings_defaults(EXP_SERVE, x, x->h.src);
 }
 
 void exp_infer_defaults(exp_infer *x)
 {
     memset(x, 0, sizeof *x);
-    settings_defaults(EXP_INFER, x, x->src);
+    settings_defaults(EXP_INFER, x, x->h.src);
 }
 
 void exp_compare_defaults(exp_compare *x)
 {
     memset(x, 0, sizeof *x);
-    settings_defaults(EXP_COMPARE, x, x->src);
+    settings_defaults(EXP_COMPARE, x, x->h.src);
 }
 
 plan_train exp_plan_train_defaults(void)
@@ -63,8 +63,9 @@ plan_infer exp_plan_infer_defaults(const model_spec *m)
 
 /* ---- blame ------------------------------------------------------------------ */
 
-void exp_blame(exp_kind k, const char *file, const exp_src *src, llm_err *e)
+void exp_blame(exp_kind k, const exp_head *h, llm_err *e)
 {
+    const exp_src *src = h->src;
     char flag[64];
     if (sscanf(e->msg, "--%62[a-z0-9A-Z-]", flag) != 1)
         return;
@@ -83,8 +84,9 @@ void exp_blame(exp_kind k, const char *file, const exp_src *src, llm_err *e)
     else if (w->how == SRC_AXIS)
         snprintf(m, sizeof m, "sweep axis %s:%s", s->at[k].key, rest);
     else
-        snprintf(m, sizeof m, "%s:%d: %s:%s", file, w->line, s->at[k].key,
-                 rest);
+        snprintf(m, sizeof m, "%s:%d: %s:%s",
+                 w->file ? h->inc[w->file - 1] : h->file, w->line,
+                 s->at[k].key, rest);
     err_set(e, "%s", m);
 }
 
@@ -184,7 +186,7 @@ static int train_budget(const exp_train *x, const exp_run_opts *o,
     budget_est b = {0};
     budget_topology(z.nodes, z.ndev, z.nlink, &b);
     budget_train(m, p, o->full, &b);
-    return budget_check(&b, x->file[0] ? x->file : "the plan", o->force, e);
+    return budget_check(&b, x->h.file[0] ? x->h.file : "the plan", o->force, e);
 }
 
 /* Watts per GPU over the step, as `serve` models power (calib/power.tsv):
@@ -221,7 +223,7 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
     out->power_w_per_gpu = train_power_w(&out->r, v->t->gpu, v->idle_w);
     return 0;
 fail:
-    exp_blame(EXP_TRAIN, x->file, x->src, e);
+    exp_blame(EXP_TRAIN, &x->h, e);
     exp_train_out_free(out);
     return -1;
 }
@@ -249,7 +251,7 @@ static int serve_budget(const exp_serve *x, const exp_run_opts *o,
         budget_topology(z.nodes, z.ndev, z.nlink, b);
     }
     budget_serve(requests, b);
-    const char *what = x->file[0]    ? x->file
+    const char *what = x->h.file[0]    ? x->h.file
                        : x->trace[0] ? x->trace
                                      : "--requests";
     return budget_check(b, what, o->force, e);
@@ -407,7 +409,7 @@ int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
     return 0;
 fail:
     if (rc != EXP_NO_FIT)
-        exp_blame(EXP_SERVE, x->file, x->src, e);
+        exp_blame(EXP_SERVE, &x->h, e);
     in->req = req;
     exp_serve_out_free(out);
     return rc;

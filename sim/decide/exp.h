@@ -24,13 +24,24 @@
 #include "serve/wl.h"
 #include "train/train.h"
 
+/* What every kind of experiment starts with: the file it came from and
+ * where each setting's value came from (so an error found later names the
+ * file and line, an @include'd file's included). */
+#define EXP_INC_FILES 8
+typedef struct exp_head {
+    char file[1024];                /* "" if none */
+    char inc[EXP_INC_FILES][512];   /* @include'd files: exp_src.file 1.. */
+    int ninc;
+    exp_src src[SETTINGS_MAX];
+} exp_head;
+
 /* Overheads a run may state in place of the calibration data's:
  * negative = the data's figure (calib/, per GPU). */
 typedef mem_overhead exp_overhead;
 
 /* A training experiment: `llmsim train`. */
 typedef struct exp_train {
-    char file[1024]; /* the experiment file it came from, "" if none */
+    exp_head h;
     char description[512], model[256], cluster[256];
     int nodes;        /* 0: as the cluster file says */
     int gpus;         /* the first gpus of the cluster; 0: all */
@@ -39,12 +50,11 @@ typedef struct exp_train {
     plan_train plan;  /* dp 0: as many replicas as the GPUs hold */
     int microbatches; /* M > 0: global batch = micro-batch x dp x M */
     train_loader loader;
-    exp_src src[SETTINGS_MAX];
 } exp_train;
 
 /* A serving experiment: `llmsim serve`. */
 typedef struct exp_serve {
-    char file[1024];
+    exp_head h;
     char description[512], model[256], cluster[256];
     int nodes, gpus;
     topo_net net;
@@ -62,17 +72,15 @@ typedef struct exp_serve {
     int burst;
     char prompt_len[1100], output_len[1100];
     long seed;
-    exp_src src[SETTINGS_MAX];
 } exp_serve;
 
 /* The memory command's inference plan: `llmsim memory`. */
 typedef struct exp_infer {
-    char file[1024];
+    exp_head h;
     char model[256];
     exp_overhead overhead;
     plan_infer plan; /* weight_dtype DT_COUNT: the model's; context 0: its
                         max_seq */
-    exp_src src[SETTINGS_MAX];
 } exp_infer;
 
 #define EXP_COMPARE_MAX 8 /* clusters in one compare file */
@@ -90,14 +98,13 @@ typedef struct exp_compare_cluster {
 
 /* A compare file: `llmsim compare`. */
 typedef struct exp_compare {
-    char file[1024];
+    exp_head h;
     char description[512], training[1024], serving[1024];
     exp_compare_cluster c[EXP_COMPARE_MAX];
     int n;
     econ_params econ;
     double train_tokens;
     bool search;
-    exp_src src[SETTINGS_MAX];
 } exp_compare;
 
 void exp_train_defaults(exp_train *x);
@@ -116,8 +123,9 @@ plan_infer exp_plan_infer_defaults(const model_spec *m);
 /* An error about a setting, written naming its flag ("--tp 3 does not
  * divide ..."), is rewritten to name where the value came from: the
  * file's line and key ("x.cfg:4: parallel.tp: 3 does not divide ..."), or
- * "--set parallel.tp: ..." when a --set gave it.  Flags stay as they are. */
-void exp_blame(exp_kind k, const char *file, const exp_src *src, llm_err *e);
+ * "--set parallel.tp: ..." when a --set gave it.  Flags stay as they are.
+ * h: the experiment's head. */
+void exp_blame(exp_kind k, const exp_head *h, llm_err *e);
 
 /* ---- what a run needs from files ------------------------------------------ */
 

@@ -608,7 +608,7 @@ int settings_apply(exp_kind k, void *x, exp_src *src, const char *assign,
         return -1;
     }
     if (src)
-        src[settings_index(s)] = (exp_src){SRC_SET, 0};
+        src[settings_index(s)] = (exp_src){.how = SRC_SET};
     return 0;
 }
 
@@ -651,7 +651,7 @@ void settings_defaults(exp_kind k, void *x, exp_src *src)
         if (settings_table[i].at[k].in) {
             put_default(&settings_table[i], k, x);
             if (src)
-                src[i] = (exp_src){SRC_DEFAULT, 0};
+                src[i] = (exp_src){.how = SRC_DEFAULT};
         }
 }
 

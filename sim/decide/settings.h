@@ -78,7 +78,9 @@ typedef struct setting {
 enum { SRC_DEFAULT, SRC_FILE, SRC_SET, SRC_FLAG, SRC_AXIS /* a sweep's */ };
 typedef struct exp_src {
     unsigned char how;
-    int line; /* SRC_FILE */
+    unsigned char file; /* SRC_FILE: 0 the experiment file, i its i-th
+                           @include'd file */
+    int line;           /* SRC_FILE */
 } exp_src;
 
 extern const setting settings_table[];

@@ -683,6 +683,16 @@ EOF_
     corpus "train-$file" "$B/train-$file.cfg:$line: $key" train "$B/train-$file.cfg" \
         --timeline "$O.csv" --trace "$O.json"
 done
+corpus train-int-wrap "$B/train-int-wrap.cfg:4: 4294967297: beyond a 32-bit integer" \
+    train $B/train-int-wrap.cfg --timeline "$O.csv"
+corpus train-include-missing "$B/train-include-missing.cfg:4: @include: \"no-such-plan.cfg\": cannot open" \
+    train $B/train-include-missing.cfg --timeline "$O.csv"
+corpus train-include-dir "$B/train-include-dir.cfg:4: @include: .* is not a regular file" \
+    train $B/train-include-dir.cfg --timeline "$O.csv"
+corpus train-include-self "$B/train-include-self.cfg:3: @include: nested more than 10 deep" \
+    train $B/train-include-self.cfg --timeline "$O.csv"
+corpus train-include-error "$B/include/plan-tp3.cfg:3: parallel.tp: 3 does not divide" \
+    train $B/train-include-error.cfg --timeline "$O.csv"
 # 2^20 GPUs x 10^4 microbatches: refused before anything is built
 corpus train-absurd-size "$B/train-absurd-size.cfg: refusing to simulate 1048576 GPUs .*estimated [0-9]+ min.*--force" \
     train $B/train-absurd-size.cfg --timeline "$O.csv"

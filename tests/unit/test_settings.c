@@ -75,10 +75,10 @@ static void test_round_trip(void **state)
     assert_true(t.plan.bucket_bytes == 40 * MiB);
     settings_format(b, EXP_TRAIN, &t, buf, sizeof buf);
     assert_string_equal(buf, "40");
-    assert_int_equal(settings_apply(EXP_TRAIN, &t, t.src, "input.sample_ms=800",
+    assert_int_equal(settings_apply(EXP_TRAIN, &t, t.h.src, "input.sample_ms=800",
                                      why, sizeof why), 0);
     assert_true(fabs(t.loader.sample_s - 0.8) < 1e-12);
-    assert_int_equal(t.src[settings_index(settings_by_key(EXP_TRAIN,
+    assert_int_equal(t.h.src[settings_index(settings_by_key(EXP_TRAIN,
                                                           "input.sample_ms"))]
                          .how, SRC_SET);
     assert_int_equal(settings_apply(EXP_TRAIN, &t, NULL,
@@ -149,21 +149,31 @@ static void test_blame(void **state)
     (void)state;
     static exp_train t;
     exp_train_defaults(&t);
+    snprintf(t.h.file, sizeof t.h.file, "x.cfg");
     llm_err e;
-    t.src[settings_index(settings_by_flag(EXP_TRAIN, "tp"))] =
-        (exp_src){SRC_FILE, 7};
+    t.h.src[settings_index(settings_by_flag(EXP_TRAIN, "tp"))] =
+        (exp_src){.how = SRC_FILE, .line = 7};
     err_set(&e, "--tp 3 does not divide the 32 attention heads");
-    exp_blame(EXP_TRAIN, "x.cfg", t.src, &e);
+    exp_blame(EXP_TRAIN, &t.h, &e);
     assert_string_equal(e.msg, "x.cfg:7: parallel.tp: 3 does not divide the "
                                "32 attention heads");
-    t.src[settings_index(settings_by_flag(EXP_TRAIN, "model"))] =
-        (exp_src){SRC_SET, 0};
+    t.h.src[settings_index(settings_by_flag(EXP_TRAIN, "model"))] =
+        (exp_src){.how = SRC_SET};
     err_set(&e, "--model: unknown model \"x\"");
-    exp_blame(EXP_TRAIN, "x.cfg", t.src, &e);
+    exp_blame(EXP_TRAIN, &t.h, &e);
     assert_string_equal(e.msg, "--set model: unknown model \"x\"");
     err_set(&e, "--pp 3 does not divide the 32 layers");
-    exp_blame(EXP_TRAIN, "x.cfg", t.src, &e); /* a default: as written */
+    exp_blame(EXP_TRAIN, &t.h, &e); /* a default: as written */
     assert_string_equal(e.msg, "--pp 3 does not divide the 32 layers");
+    /* a value from an @include'd file names that file */
+    snprintf(t.h.inc[0], sizeof t.h.inc[0], "plan.cfg");
+    t.h.ninc = 1;
+    t.h.src[settings_index(settings_by_flag(EXP_TRAIN, "pp"))] =
+        (exp_src){.how = SRC_FILE, .line = 3, .file = 1};
+    err_set(&e, "--pp 3 does not divide the 32 layers");
+    exp_blame(EXP_TRAIN, &t.h, &e);
+    assert_string_equal(e.msg, "plan.cfg:3: parallel.pp: 3 does not divide "
+                               "the 32 layers");
 }
 
 int main(void)
