@@ -8,6 +8,7 @@
 #include "cli/cmd.h"
 #include "coll/coll.h"
 #include "base/util.h"
+#include "report/rcoll.h"
 
 static const char usage[] =
     "usage: llmsim collective --cluster NAME|FILE --op OP [--gpus N] [--nodes N]\n"
@@ -113,36 +114,36 @@ static double count_of(const copts *o, double bytes, int n)
     return floor(bytes / 4);
 }
 
-static void header(const copts *o, const topo *t, int n)
+/* The sizes -b .. -e (x -f each time) on the first n GPUs, each row
+ * handed to the report as it is measured; the busiest links at the last. */
+static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
+                       const int *ranks, int n, rcoll_table *tab, llm_err *e)
 {
-    if (o->csv) {
-        printf("size_bytes,count,type,redop,time_us,algbw_GBps,busbw_GBps\n");
-        return;
+    double factor = o->f > 0 ? o->f : 2;
+    for (double s = o->b; s <= o->e * (1 + 1e-12); s *= factor) {
+        double bytes = count_of(o, s, n) * 4 *
+                       (o->op == COLL_ALL_GATHER || o->op == COLL_REDUCE_SCATTER
+                            ? n : 1);
+        bool last = s * factor > o->e * (1 + 1e-12);
+        coll_req q = {.op = (coll_op)o->op, .algo = (coll_algo)o->algo,
+                      .proto = (coll_proto)o->proto, .ranks = ranks, .n = n,
+                      .bytes = bytes, .full = o->full,
+                      .links = o->links && last};
+        coll_result r;
+        if (coll_time_alone(rt, cal, &q, &r, e))
+            return -1;
+        double us = r.time_s * 1e6, algbw = bytes / r.time_s / 1e9;
+        rcoll_row row = {.size_bytes = bytes, .count = count_of(o, s, n),
+                         .time_us = us, .algbw_GBps = algbw,
+                         .busbw_GBps = algbw * coll_busbw_factor(q.op, n),
+                         .algo = r.algo, .proto = r.proto};
+        rcoll_row_add(tab, &row);
+        if (o->links && last)
+            rcoll_links(tab, &r);
+        if (factor <= 1)
+            break;
     }
-    if (o->json)
-        return;
-    printf("# llmsim collective: %s on %s, %d GPUs (%s), algo %s, proto %s\n",
-           coll_op_names[o->op], t->name, n, t->gpu ? t->gpu->name : "?",
-           coll_algo_names[o->algo], coll_proto_names[o->proto]);
-    printf("#\n# %12s %12s %6s %6s %10s %8s %8s  %s\n", "size", "count",
-           "type", "redop", "time", "algbw", "busbw", "algorithm");
-    printf("# %12s %12s %6s %6s %10s %8s %8s\n", "(B)", "(elements)", "", "",
-           "(us)", "(GB/s)", "(GB/s)");
-}
-
-static void print_links(const topo *t, const coll_result *r)
-{
-    printf("#\n# busiest links at this size (utilization = bytes / "
-           "(achievable bandwidth x time)):\n");
-    for (int i = 0; i < r->ntop; i++) {
-        const coll_link_use *u = &r->top[i];
-        const topo_link *L = &t->link[u->link];
-        printf("#   %-14s -> %-14s %-8s %10.1f MB  %5.1f%% utilized, busy "
-               "%5.1f%% of the time\n",
-               t->dev[L->src].name, t->dev[L->dst].name,
-               topo_link_kind_name(L->kind), u->bytes / 1e6,
-               100 * u->utilization, 100 * u->busy_fraction);
-    }
+    return 0;
 }
 
 static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
@@ -159,57 +160,16 @@ static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
                        sizeof ranks / sizeof ranks[0]);
     for (int i = 0; i < n; i++)
         ranks[i] = i;
-    header(o, t, n);
-    json_t *rows = o->json ? json_array() : NULL;
-    double factor = o->f > 0 ? o->f : 2;
-    for (double s = o->b; s <= o->e * (1 + 1e-12); s *= factor) {
-        double bytes = count_of(o, s, n) * 4 *
-                       (o->op == COLL_ALL_GATHER || o->op == COLL_REDUCE_SCATTER
-                            ? n : 1);
-        bool last = s * factor > o->e * (1 + 1e-12);
-        coll_req q = {.op = (coll_op)o->op, .algo = (coll_algo)o->algo,
-                      .proto = (coll_proto)o->proto, .ranks = ranks, .n = n,
-                      .bytes = bytes, .full = o->full,
-                      .links = o->links && last};
-        coll_result r;
-        if (coll_time_alone(rt, cal, &q, &r, e)) {
-            json_decref(rows);
-            return -1;
-        }
-        double us = r.time_s * 1e6, algbw = bytes / r.time_s / 1e9;
-        double busbw = algbw * coll_busbw_factor(q.op, n);
-        double count = count_of(o, s, n);
-        if (o->csv)
-            printf("%.0f,%.0f,float,sum,%.2f,%.2f,%.2f\n", bytes, count, us,
-                   algbw, busbw);
-        else if (o->json) {
-            json_t *x = json_object();
-            json_object_set_new(x, "size_bytes", json_real(bytes));
-            json_object_set_new(x, "count", json_real(count));
-            json_object_set_new(x, "time_us", json_real(us));
-            json_object_set_new(x, "algbw_GBps", json_real(algbw));
-            json_object_set_new(x, "busbw_GBps", json_real(busbw));
-            json_object_set_new(x, "algo", json_string(coll_algo_names[r.algo]));
-            json_object_set_new(x, "proto",
-                                json_string(coll_proto_names[r.proto]));
-            json_array_append_new(rows, x);
-        } else
-            printf("  %12.0f %12.0f %6s %6s %10.2f %8.2f %8.2f  %s/%s\n",
-                   bytes, count, "float", "sum", us, algbw, busbw,
-                   coll_algo_names[r.algo], coll_proto_names[r.proto]);
-        if (o->links && !o->csv && !o->json && s * factor > o->e * (1 + 1e-12))
-            print_links(t, &r);
-        if (factor <= 1)
-            break;
+    rcoll_table tab;
+    rcoll_begin(&tab, stdout, o->csv, o->json, (coll_op)o->op, t, n,
+                (coll_algo)o->algo, (coll_proto)o->proto);
+    if (sweep_sizes(o, rt, cal, ranks, n, &tab, e)) {
+        rcoll_abort(&tab);
+        return -1;
     }
-    if (rows) {
-        json_t *j = json_object();
-        json_object_set_new(j, "op", json_string(coll_op_names[o->op]));
-        json_object_set_new(j, "cluster", json_string(t->name));
-        json_object_set_new(j, "gpus", json_integer(n));
-        json_object_set_new(j, "rows", rows);
+    json_t *j = rcoll_end(&tab);
+    if (j)
         cmd_print_json(j);
-    }
     return 0;
 }
 

@@ -1,9 +1,8 @@
 /* llmsim gpus — the GPU catalog, and side-by-side comparison. */
 #include <getopt.h>
-#include <string.h>
 
 #include "cli/cmd.h"
-#include "report/rjson.h"
+#include "report/rgpus.h"
 
 static const char usage[] =
     "usage: llmsim gpus [--json]\n"
@@ -14,145 +13,40 @@ static const char usage[] =
     "$1000, FLOPs per byte of memory bandwidth).  A GPU may also be given\n"
     "as a path to a file in gpus.cfg format.\n";
 
-static void tf(char *buf, size_t n, double flops)
+/* The whole catalog, as a table or JSON. */
+static int list(const gpu_catalog *c, int json)
 {
-    if (flops > 0)
-        snprintf(buf, n, "%.1f", flops / 1e12);
+    if (json)
+        cmd_print_json(rgpus_catalog_json(c));
     else
-        snprintf(buf, n, "-");
+        rgpus_list_text(stdout, c);
+    return EXIT_OK;
 }
 
-static void print_list(const gpu_catalog *c)
+/* The GPUs named by names[0..n) side by side.  Names are resolved to
+ * indices first: cfg_find_gpu may grow (and move) the catalog when a name
+ * is a file. */
+static int compare(gpu_catalog *c, char **names, int n, int json, llm_err *e)
 {
-    printf("%-16s %-8s %-10s %7s %-7s %7s %8s %8s %8s %5s %8s\n", "gpu",
-           "class", "arch", "mem GiB", "type", "mem TB/s", "BF16 TF",
-           "FP8 TF", "NVL GB/s", "TDP W", "price $");
-    for (int i = 0; i < c->n; i++) {
-        const gpu_spec *g = &c->gpus[i];
-        char bf[16], f8[16], price[16];
-        tf(bf, sizeof bf, g->peak_flops[DT_BF16]);
-        tf(f8, sizeof f8, g->peak_flops[DT_FP8]);
-        if (g->price_usd > 0)
-            snprintf(price, sizeof price, "%.0f", g->price_usd);
-        else
-            snprintf(price, sizeof price, "n/a");
-        printf("%-16s %-8s %-10s %7.1f %-7s %8.2f %8s %8s %8.0f %5.0f %8s\n",
-               g->name, g->form_factor, g->architecture,
-               g->memory_bytes / (1024.0 * 1024 * 1024), g->memory_type,
-               g->mem_bw_Bps / 1e12, bf, f8, g->nvlink_Bps / 1e9, g->tdp_w,
-               price);
+    if (n < 1 || n > 8) {
+        err_set(e, "gpus --compare: expected 1 to 8 GPU names, got %d", n);
+        return EXIT_BAD_INPUT;
     }
-    printf("\nDense tensor-core peaks (no sparsity). Sources: %s "
-           "(`source` of each entry).\n", c->path);
-}
-
-static json_t *gpu_json(const gpu_spec *g)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(g->name));
-    json_object_set_new(o, "display", json_string(g->display));
-    json_object_set_new(o, "architecture", json_string(g->architecture));
-    json_object_set_new(o, "sm", json_integer(g->sm));
-    json_object_set_new(o, "form_factor", json_string(g->form_factor));
-    json_object_set_new(o, "memory_bytes", rjson_bytes(g->memory_bytes));
-    json_object_set_new(o, "memory_type", json_string(g->memory_type));
-    json_object_set_new(o, "memory_bw_GBps", json_real(g->mem_bw_Bps / 1e9));
-    json_t *t = json_object();
-    for (int d = 0; d < DT_COUNT; d++)
-        if (g->peak_flops[d] > 0)
-            json_object_set_new(t, dtype_name((dtype)d),
-                                json_real(g->peak_flops[d] / 1e12));
-    json_object_set_new(o, "tflops_dense", t);
-    json_object_set_new(o, "nvlink_GBps", json_real(g->nvlink_Bps / 1e9));
-    json_object_set_new(o, "pcie_gen", json_integer(g->pcie_gen));
-    json_object_set_new(o, "pcie_lanes", json_integer(g->pcie_lanes));
-    json_object_set_new(o, "tdp_w", json_real(g->tdp_w));
-    json_object_set_new(o, "price_usd", json_real(g->price_usd));
-    json_t *caps = json_array();
-    for (int b = 0; b < GPU_CAP_COUNT; b++)
-        if (g->caps & (1u << b))
-            json_array_append_new(caps, json_string(gpu_cap_name(b)));
-    json_object_set_new(o, "caps", caps);
-    json_object_set_new(o, "source", json_string(g->source));
-    return o;
-}
-
-typedef void (*row_fn)(const gpu_spec *g, char *buf, size_t n);
-
-#define ROW(fname, ...)                                                     \
-    static void fname(const gpu_spec *g, char *b, size_t n)                 \
-    {                                                                       \
-        __VA_ARGS__;                                                        \
+    int idx[8];
+    for (int i = 0; i < n; i++) {
+        const gpu_spec *g = cfg_find_gpu(c, names[i], e);
+        if (!g)
+            return EXIT_BAD_INPUT;
+        idx[i] = (int)(g - c->gpus);
     }
-
-ROW(r_arch, snprintf(b, n, "%s (sm_%d)", g->architecture, g->sm))
-ROW(r_form, snprintf(b, n, "%s", g->form_factor))
-ROW(r_mem, snprintf(b, n, "%.1f GiB %s", g->memory_bytes / (1 << 30),
-                    g->memory_type))
-ROW(r_bw, snprintf(b, n, "%.0f GB/s", g->mem_bw_Bps / 1e9))
-ROW(r_fp64, tf(b, n, g->peak_flops[DT_FP64]))
-ROW(r_fp32, tf(b, n, g->peak_flops[DT_FP32]))
-ROW(r_tf32, tf(b, n, g->peak_flops[DT_TF32]))
-ROW(r_fp16, tf(b, n, g->peak_flops[DT_FP16]))
-ROW(r_bf16, tf(b, n, g->peak_flops[DT_BF16]))
-ROW(r_fp8, tf(b, n, g->peak_flops[DT_FP8]))
-ROW(r_int8, tf(b, n, g->peak_flops[DT_INT8]))
-ROW(r_nvl, if (g->nvlink_gen) snprintf(b, n, "gen%d x%d, %.0f GB/s",
-                                        g->nvlink_gen, g->nvlink_links,
-                                        g->nvlink_Bps / 1e9);
-    else snprintf(b, n, "none"))
-ROW(r_pcie, snprintf(b, n, "gen%d x%d (%.0f GB/s/dir)", g->pcie_gen,
-                     g->pcie_lanes, gpu_pcie_Bps(g) / 1e9))
-ROW(r_tdp, snprintf(b, n, "%.0f W", g->tdp_w))
-ROW(r_ecc, snprintf(b, n, "%s", g->ecc ? "yes" : "no"))
-ROW(r_price, if (g->price_usd > 0) snprintf(b, n, "$%.0f", g->price_usd);
-    else snprintf(b, n, "n/a"))
-ROW(r_bfa, snprintf(b, n, "%s / %s", gpu_has(g, GPU_CAP_BF16) ? "yes" : "no",
-                    gpu_has(g, GPU_CAP_FLASH_ATTN) ? "yes" : "no"))
-ROW(r_fp8mig, snprintf(b, n, "%s / %s", gpu_has(g, GPU_CAP_FP8) ? "yes" : "no",
-                       gpu_has(g, GPU_CAP_MIG) ? "yes" : "no"))
-ROW(r_perkw, snprintf(b, n, "%.0f",
-                      g->peak_flops[DT_FP16] / 1e12 / (g->tdp_w / 1000)))
-ROW(r_perk, if (g->price_usd > 0) snprintf(b, n, "%.1f",
-                                            g->peak_flops[DT_FP16] / 1e12 /
-                                                (g->price_usd / 1000));
-    else snprintf(b, n, "n/a"))
-ROW(r_ratio, snprintf(b, n, "%.0f", g->peak_flops[DT_FP16] / g->mem_bw_Bps))
-
-static const struct {
-    const char *label;
-    row_fn fn;
-} rows[] = {
-    {"architecture", r_arch},       {"form factor", r_form},
-    {"memory", r_mem},              {"memory bandwidth", r_bw},
-    {"FP64 TFLOP/s", r_fp64},       {"FP32 TFLOP/s", r_fp32},
-    {"TF32 tensor TFLOP/s", r_tf32}, {"FP16 tensor TFLOP/s", r_fp16},
-    {"BF16 tensor TFLOP/s", r_bf16}, {"FP8 tensor TFLOP/s", r_fp8},
-    {"INT8 tensor TOPS", r_int8},   {"NVLink", r_nvl},
-    {"PCIe", r_pcie},               {"TDP", r_tdp},
-    {"ECC", r_ecc},                 {"price (USD)", r_price},
-    {"BF16 / FlashAttention", r_bfa}, {"FP8 / MIG", r_fp8mig},
-    {"FP16 TFLOP/s per kW", r_perkw}, {"FP16 TFLOP/s per $1000", r_perk},
-    {"FLOP per byte of HBM", r_ratio},
-};
-
-static void print_compare(const gpu_spec **g, int n)
-{
-    printf("%-24s", "");
+    const gpu_spec *sel[8];
     for (int i = 0; i < n; i++)
-        printf(" %-22s", g[i]->name);
-    printf("\n");
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        printf("%-24s", rows[r].label);
-        for (int i = 0; i < n; i++) {
-            char b[64];
-            rows[r].fn(g[i], b, sizeof b);
-            printf(" %-22s", b);
-        }
-        printf("\n");
-    }
-    printf("\nTensor-core peaks are dense (no 2:4 sparsity); FP16 is with "
-           "FP32 accumulate.\n");
+        sel[i] = &c->gpus[idx[i]];
+    if (json)
+        cmd_print_json(rgpus_json(sel, n));
+    else
+        rgpus_compare_text(stdout, sel, n);
+    return EXIT_OK;
 }
 
 static int run(int argc, char **argv, llm_err *e)
@@ -162,14 +56,14 @@ static int run(int argc, char **argv, llm_err *e)
         {"compare", no_argument, 0, 'c'},
         {0, 0, 0, 0},
     };
-    int json = 0, compare = 0, ch;
+    int json = 0, cmp = 0, ch;
     optind = 1;
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         if (ch == 'j')
             json = 1;
         else if (ch == 'c')
-            compare = 1;
+            cmp = 1;
         else
             return cmd_bad_option("gpus", argv[optind - 1], opts, e),
                    EXIT_BAD_INPUT;
@@ -177,50 +71,14 @@ static int run(int argc, char **argv, llm_err *e)
     gpu_catalog c;
     if (cfg_load_catalog(&c, e))
         return EXIT_BAD_INPUT;
-    int rc = EXIT_OK;
-    if (!compare) {
-        if (optind < argc) {
-            err_set(e, "gpus: unexpected argument \"%s\" (use --compare to "
-                       "compare GPUs)", argv[optind]);
-            rc = EXIT_BAD_INPUT;
-        } else if (json) {
-            json_t *a = json_array();
-            for (int i = 0; i < c.n; i++)
-                json_array_append_new(a, gpu_json(&c.gpus[i]));
-            cmd_print_json(a);
-        } else {
-            print_list(&c);
-        }
-        gpu_catalog_free(&c);
-        return rc;
-    }
-    int n = argc - optind;
-    if (n < 1 || n > 8) {
-        err_set(e, "gpus --compare: expected 1 to 8 GPU names, got %d", n);
-        gpu_catalog_free(&c);
-        return EXIT_BAD_INPUT;
-    }
-    /* resolve names to indices first: cfg_find_gpu may grow the catalog */
-    int idx[8];
-    for (int i = 0; i < n; i++) {
-        const gpu_spec *g = cfg_find_gpu(&c, argv[optind + i], e);
-        if (!g) {
-            gpu_catalog_free(&c);
-            return EXIT_BAD_INPUT;
-        }
-        idx[i] = (int)(g - c.gpus);
-    }
-    const gpu_spec *sel[8];
-    for (int i = 0; i < n; i++)
-        sel[i] = &c.gpus[idx[i]];
-    if (json) {
-        json_t *a = json_array();
-        for (int i = 0; i < n; i++)
-            json_array_append_new(a, gpu_json(sel[i]));
-        cmd_print_json(a);
-    } else {
-        print_compare(sel, n);
-    }
+    int rc = EXIT_BAD_INPUT;
+    if (cmp)
+        rc = compare(&c, argv + optind, argc - optind, json, e);
+    else if (optind < argc)
+        err_set(e, "gpus: unexpected argument \"%s\" (use --compare to "
+                   "compare GPUs)", argv[optind]);
+    else
+        rc = list(&c, json);
     gpu_catalog_free(&c);
     return rc;
 }

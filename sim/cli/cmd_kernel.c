@@ -8,6 +8,7 @@
 #include "cli/cmd.h"
 #include "cost/cost.h"
 #include "base/util.h"
+#include "report/rkernel.h"
 
 static const char usage[] =
     "usage: llmsim kernel --gpu NAME OP [--dtype D] [--tp N] [--fallback F]\n"
@@ -197,28 +198,6 @@ static int parse(int argc, char **argv, kopts *o, llm_err *e)
     return 0;
 }
 
-static void describe(const cost_op *op, char *b, size_t n)
-{
-    switch (op->kind) {
-    case OP_GEMM:
-        snprintf(b, n, "GEMM %.0fx%.0fx%.0f%s", op->m, op->n, op->k,
-                 op->batch > 1 ? " (batched)" : "");
-        break;
-    case OP_ATTN_PREFILL:
-    case OP_ATTN_DECODE:
-        snprintf(b, n, "attention %s: batch %.0f, %d heads (%d KV), head dim "
-                 "%d, %.0f queries over %.0f keys%s%s",
-                 op->kind == OP_ATTN_PREFILL ? "prefill" : "decode", op->batch,
-                 op->heads, op->kv_heads, op->head_dim,
-                 op->kind == OP_ATTN_DECODE ? 1 : op->q_len, op->kv_len,
-                 op->causal ? ", causal" : "",
-                 op->flash ? ", FlashAttention" : ", unfused");
-        break;
-    default:
-        snprintf(b, n, "%s", cost_kind_name(op->kind));
-    }
-}
-
 static int run(int argc, char **argv, llm_err *e)
 {
     kopts o;
@@ -242,43 +221,10 @@ static int run(int argc, char **argv, llm_err *e)
     }
     if (cost_predict(&c, g, &o.op, o.fallbacks, &r, e))
         goto out;
-    char what[256];
-    describe(&o.op, what, sizeof what);
-    double tflops = r.flops / r.time_s / 1e12, gbps = r.bytes / r.time_s / 1e9;
-    if (o.json) {
-        json_t *j = json_object();
-        json_object_set_new(j, "gpu", json_string(g->name));
-        json_object_set_new(j, "op", json_string(cost_kind_name(o.op.kind)));
-        json_object_set_new(j, "dtype", json_string(dtype_name(r.dt)));
-        json_object_set_new(j, "time_s", json_real(r.time_s));
-        json_object_set_new(j, "tflops", json_real(tflops));
-        json_object_set_new(j, "GBps", json_real(gbps));
-        json_object_set_new(j, "bound", json_string(r.bound));
-        json_object_set_new(j, "calibration", json_string(r.calibration));
-        json_object_set_new(j, "flops", json_real(r.flops));
-        json_object_set_new(j, "bytes", json_real(r.bytes));
-        json_object_set_new(j, "kernel_s", json_real(r.kernel_s));
-        json_object_set_new(j, "launch_s", json_real(r.launch_s));
-        json_object_set_new(j, "efficiency", json_real(r.efficiency));
-        json_object_set_new(j, "fallback", json_string(r.fallback));
-        cmd_print_json(j);
-    } else {
-        printf("%s, %s on %s%s\n", what, dtype_name(r.dt), g->name,
-               o.tp > 1 ? " (one GPU's shard)" : "");
-        if (o.tp > 1)
-            printf("  tensor parallel %d: N %.0f -> %.0f per GPU\n", o.tp,
-                   o.tp_n, o.op.n);
-        if (r.fallback[0])
-            printf("  fallback: %s\n", r.fallback);
-        printf("  %.4g GFLOP, %.4g MB moved\n", r.flops / 1e9, r.bytes / 1e6);
-        printf("  roofline: compute %.4g us, memory %.4g us -> %s-bound\n",
-               r.compute_s * 1e6, r.memory_s * 1e6, r.bound);
-        printf("  efficiency %.3f: %s\n", r.efficiency, r.calibration);
-        printf("  predicted %.4g us kernel + %.2g us launch = %.4g us: "
-               "%.1f TFLOP/s, %.0f GB/s\n",
-               r.kernel_s * 1e6, r.launch_s * 1e6, r.time_s * 1e6, tflops,
-               gbps);
-    }
+    if (o.json)
+        cmd_print_json(rkernel_json(g, &o.op, &r));
+    else
+        rkernel_text(stdout, g, &o.op, &r, o.tp, o.tp_n);
     rc = EXIT_OK;
 out:
     cost_calib_free(&c);

@@ -6,7 +6,7 @@
 
 #include "cli/cmd.h"
 #include "hw/net.h"
-#include "base/util.h"
+#include "report/rtopo.h"
 
 static const char usage[] =
     "usage: llmsim topo NAME|FILE.cfg [--nodes N] [--dot FILE.dot] [--json]\n\n"
@@ -18,13 +18,9 @@ static const char usage[] =
     "nodes on the node type's default fabric (rail-optimized unless the file\n"
     "names another).  --dot writes the graph for Graphviz.\n";
 
-typedef struct summary {
-    int dev_count[DEV_KIND_COUNT], link_count[LINK_KIND_COUNT];
-    double link_bw_min[LINK_KIND_COUNT], link_bw_max[LINK_KIND_COUNT];
-    double gpu_nvlink_Bps, gpu_pcie_Bps, gpu_net_Bps, bisection_Bps;
-} summary;
-
-static void count(const topo *t, summary *s)
+/* Devices and links by kind, and GPU 0's bandwidth to NVLink, PCIe and
+ * the network: the per-GPU figures the summary shows. */
+static void count(const topo *t, rtopo_summary *s)
 {
     memset(s, 0, sizeof *s);
     for (int i = 0; i < t->ndev; i++)
@@ -32,10 +28,10 @@ static void count(const topo *t, summary *s)
     for (int l = 0; l < t->nlink; l += 2) { /* each pair once */
         const topo_link *L = &t->link[l];
         int k = L->kind;
-        if (s->link_count[k] == 0 || L->bw_Bps < s->link_bw_min[k])
-            s->link_bw_min[k] = L->bw_Bps;
-        if (L->bw_Bps > s->link_bw_max[k])
-            s->link_bw_max[k] = L->bw_Bps;
+        if (s->link_count[k] == 0 || L->bw_Bps < s->link_bw_min_Bps[k])
+            s->link_bw_min_Bps[k] = L->bw_Bps;
+        if (L->bw_Bps > s->link_bw_max_Bps[k])
+            s->link_bw_max_Bps[k] = L->bw_Bps;
         s->link_count[k]++;
     }
     /* GPU 0's own links, per direction */
@@ -90,94 +86,6 @@ static double bisection(const topo *t)
     return sum / (2 * half); /* per GPU, per direction */
 }
 
-static void print_human(const topo *t, const summary *s)
-{
-    printf("%s: %s\n", t->name, t->spec.display[0] ? t->spec.display
-                                                   : t->spec.name);
-    printf("%d node%s x %d GPUs (%s) = %d GPUs; p2p %s, GPUDirect RDMA %s\n",
-           t->nodes, t->nodes > 1 ? "s" : "", t->gpus_per_node,
-           t->gpu ? t->gpu->name : "?", t->ngpu, t->spec.p2p ? "on" : "off",
-           t->spec.gpudirect ? "on" : "off");
-    printf("\ndevices:");
-    for (int k = 0; k < DEV_KIND_COUNT; k++)
-        if (s->dev_count[k])
-            printf(" %d %s", s->dev_count[k],
-                   topo_dev_kind_name((topo_dev_kind)k));
-    printf("\nlinks (both directions count as one):\n");
-    for (int k = 0; k < LINK_KIND_COUNT; k++)
-        if (s->link_count[k]) {
-            printf("  %-8s %6d", topo_link_kind_name((topo_link_kind)k),
-                   s->link_count[k]);
-            if (s->link_bw_min[k] == s->link_bw_max[k])
-                printf("  %.1f GB/s per direction\n", s->link_bw_min[k] / 1e9);
-            else
-                printf("  %.1f .. %.1f GB/s per direction\n",
-                       s->link_bw_min[k] / 1e9, s->link_bw_max[k] / 1e9);
-        }
-    printf("\nper GPU, per direction: NVLink %.1f GB/s, PCIe %.1f GB/s",
-           s->gpu_nvlink_Bps / 1e9, s->gpu_pcie_Bps / 1e9);
-    if (t->nodes > 1)
-        printf(", network %.1f GB/s", s->gpu_net_Bps / 1e9);
-    printf("\nbisection bandwidth per GPU (flow model, half to half): "
-           "%.1f GB/s per direction\n", s->bisection_Bps / 1e9);
-}
-
-static json_t *as_json(const topo *t, const summary *s)
-{
-    json_t *j = json_object();
-    json_object_set_new(j, "name", json_string(t->name));
-    json_object_set_new(j, "nodes", json_integer(t->nodes));
-    json_object_set_new(j, "gpus", json_integer(t->ngpu));
-    json_object_set_new(j, "gpu", json_string(t->gpu ? t->gpu->name : ""));
-    json_t *d = json_object();
-    for (int k = 0; k < DEV_KIND_COUNT; k++)
-        json_object_set_new(d, topo_dev_kind_name((topo_dev_kind)k),
-                            json_integer(s->dev_count[k]));
-    json_object_set_new(j, "devices", d);
-    json_t *l = json_object();
-    for (int k = 0; k < LINK_KIND_COUNT; k++)
-        json_object_set_new(l, topo_link_kind_name((topo_link_kind)k),
-                            json_integer(s->link_count[k]));
-    json_object_set_new(j, "links", l);
-    json_object_set_new(j, "gpu_nvlink_GBps", json_real(s->gpu_nvlink_Bps / 1e9));
-    json_object_set_new(j, "gpu_pcie_GBps", json_real(s->gpu_pcie_Bps / 1e9));
-    json_object_set_new(j, "gpu_network_GBps", json_real(s->gpu_net_Bps / 1e9));
-    json_object_set_new(j, "bisection_GBps_per_gpu",
-                        json_real(s->bisection_Bps / 1e9));
-    return j;
-}
-
-static int write_dot(const topo *t, const char *path, llm_err *e)
-{
-    util_outfile o;
-    if (util_out_open(&o, path, e))
-        return -1;
-    static const char *const shape[DEV_KIND_COUNT] = {
-        "box", "octagon", "diamond", "house", "ellipse", "doubleoctagon"};
-    static const char *const color[LINK_KIND_COUNT] = {"green4", "blue",
-                                                       "gray40", "red"};
-    fprintf(o.fp, "graph \"%s\" {\n  rankdir=LR; node [fontsize=10];\n",
-            t->name);
-    for (int k = 0; k < t->nodes; k++) {
-        fprintf(o.fp, "  subgraph cluster_n%d { label=\"node %d\";\n", k, k);
-        for (int i = 0; i < t->ndev; i++)
-            if (t->dev[i].node == k)
-                fprintf(o.fp, "    d%d [label=\"%s\", shape=%s];\n", i,
-                        t->dev[i].name, shape[t->dev[i].kind]);
-        fprintf(o.fp, "  }\n");
-    }
-    for (int i = 0; i < t->ndev; i++)
-        if (t->dev[i].node < 0)
-            fprintf(o.fp, "  d%d [label=\"%s\", shape=%s];\n", i,
-                    t->dev[i].name, shape[t->dev[i].kind]);
-    for (int l = 0; l < t->nlink; l += 2)
-        fprintf(o.fp, "  d%d -- d%d [color=%s, label=\"%.0f\"];\n",
-                t->link[l].src, t->link[l].dst, color[t->link[l].kind],
-                t->link[l].bw_Bps / 1e9);
-    fprintf(o.fp, "}\n");
-    return util_out_commit(&o, e);
-}
-
 static int run(int argc, char **argv, llm_err *e)
 {
     static const struct option opts[] = {
@@ -223,16 +131,16 @@ static int run(int argc, char **argv, llm_err *e)
         gpu_catalog_free(&cat);
         return EXIT_BAD_INPUT;
     }
-    summary s;
+    rtopo_summary s;
     count(t, &s);
     s.bisection_Bps = bisection(t);
     int rc = EXIT_OK;
-    if (dot && write_dot(t, dot, e))
+    if (dot && rtopo_dot(dot, t, e))
         rc = EXIT_BAD_INPUT;
     else if (json)
-        cmd_print_json(as_json(t, &s));
+        cmd_print_json(rtopo_json(t, &s));
     else
-        print_human(t, &s);
+        rtopo_text(stdout, t, &s);
     topo_destroy(t);
     gpu_catalog_free(&cat);
     return rc;
