@@ -248,7 +248,8 @@ int cfgu_read(cfgu *c, config_t *cfg)
     if (scan_file(c, c->file, c->dir, 0))
         return -1;
     /* an @include names a file beside the one that includes it */
-    config_set_include_dir(cfg, c->dir[0] ? c->dir : NULL);
+    if (c->dir[0]) /* (libconfig 1.7 strdup()s the argument: never NULL) */
+        config_set_include_dir(cfg, c->dir);
     FILE *f = fopen(c->file, "r");
     if (!f)
         return err_set(c->e, "%s: cannot open: %s", c->file, strerror(errno));

@@ -693,6 +693,20 @@ corpus train-include-self "$B/train-include-self.cfg:3: @include: nested more th
     train $B/train-include-self.cfg --timeline "$O.csv"
 corpus train-include-error "$B/include/plan-tp3.cfg:3: parallel.tp: 3 does not divide" \
     train $B/train-include-error.cfg --timeline "$O.csv"
+# a file named without a folder (libconfig's include directory is then
+# the working one); it crashed in config_set_include_dir(NULL)
+cp $B/model-zero-layers.cfg $B/topo-dangling-link.cfg "$tmp/"
+LA=$(echo "$L" | sed "s|\./llmsim|$PWD/llmsim|")
+# shellcheck disable=SC2086
+(cd "$tmp" && $LA model \
+    model-zero-layers.cfg >"$tmp/out" 2>"$tmp/err"); rc=$?
+cur=bare-file-name
+if [ $rc -eq 1 ]; then ok; else bad "exit status $rc, expected 1"; fi
+has '^llmsim model: model-zero-layers.cfg:3: layers: 0 is out of range'
+(cd "$tmp" && $LA topo \
+    topo-dangling-link.cfg >"$tmp/out" 2>"$tmp/err"); rc=$?
+if [ $rc -eq 1 ]; then ok; else bad "exit status $rc, expected 1"; fi
+has '^llmsim topo: topo-dangling-link.cfg:9: b'
 # 2^20 GPUs x 10^4 microbatches: refused before anything is built
 corpus train-absurd-size "$B/train-absurd-size.cfg: refusing to simulate 1048576 GPUs .*estimated [0-9]+ min.*--force" \
     train $B/train-absurd-size.cfg --timeline "$O.csv"
