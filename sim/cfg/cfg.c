@@ -30,16 +30,28 @@ static const char *const mlp_names[] = {"gelu", "relu", "swiglu"};
 static const char *const pos_names[] = {"rope", "alibi", "learned"};
 static const char *const norm_names[] = {"rmsnorm", "layernorm"};
 
-#define BIG 1000000000L
+#define BIG MODEL_MAX_SIZE
+#define HEADS MODEL_MAX_HEADS
+
+/* The line of a key ("heads", "moe.active") model_check blamed. */
+static int model_key_line(const config_setting_t *r, const char *key)
+{
+    const config_setting_t *s = config_setting_lookup(
+        (config_setting_t *)r, key);
+    return s ? cfgu_line(s) : 1;
+}
 
 static int load_moe(cfgu *c, const config_setting_t *g, model_spec *m)
 {
     if (cfgu_check_keys(c, g, moe_keys, COUNT(moe_keys)) ||
-        cfgu_int(c, g, "experts", true, 1, 65536, &m->moe_experts) ||
-        cfgu_int(c, g, "active", true, 1, 65536, &m->moe_active) ||
-        cfgu_int(c, g, "shared", false, 0, 65536, &m->moe_shared) ||
+        cfgu_int(c, g, "experts", true, 1, MODEL_MAX_EXPERTS,
+                 &m->moe_experts) ||
+        cfgu_int(c, g, "active", true, 1, MODEL_MAX_EXPERTS,
+                 &m->moe_active) ||
+        cfgu_int(c, g, "shared", false, 0, MODEL_MAX_EXPERTS,
+                 &m->moe_shared) ||
         cfgu_int(c, g, "expert_ffn", true, 1, BIG, &m->moe_expert_ffn) ||
-        cfgu_int(c, g, "dense_layers", false, 0, 100000,
+        cfgu_int(c, g, "dense_layers", false, 0, MODEL_MAX_LAYERS,
                  &m->moe_dense_layers))
         return -1;
     if (m->moe_active > m->moe_experts)
@@ -72,17 +84,18 @@ static int load_model_shape(cfgu *c, const config_setting_t *r,
 {
     int mlp = MLP_GELU, pos = POS_ROPE, norm = NORM_LAYER;
     char dt[16] = "bf16";
-    if (cfgu_int(c, r, "layers", true, 1, 100000, &m->layers) ||
+    if (cfgu_int(c, r, "layers", true, 1, MODEL_MAX_LAYERS, &m->layers) ||
         cfgu_int(c, r, "hidden", true, 1, BIG, &m->hidden) ||
-        cfgu_int(c, r, "heads", true, 1, 100000, &m->heads) ||
+        cfgu_int(c, r, "heads", true, 1, HEADS, &m->heads) ||
         cfgu_int(c, r, "ffn", true, 1, BIG, &m->ffn) ||
         cfgu_int(c, r, "vocab", true, 1, BIG, &m->vocab))
         return -1;
     m->kv_heads = m->heads;
-    m->head_dim = m->hidden / m->heads;
+    /* 0 (model_check's "not given") unless heads divide hidden */
+    m->head_dim = m->hidden % m->heads ? 0 : m->hidden / m->heads;
     m->max_seq = 2048;
-    if (cfgu_int(c, r, "kv_heads", false, 1, 100000, &m->kv_heads) ||
-        cfgu_int(c, r, "head_dim", false, 1, 100000, &m->head_dim) ||
+    if (cfgu_int(c, r, "kv_heads", false, 1, HEADS, &m->kv_heads) ||
+        cfgu_int(c, r, "head_dim", false, 1, HEADS, &m->head_dim) ||
         cfgu_int(c, r, "max_seq", false, 1, BIG, &m->max_seq) ||
         cfgu_enum(c, r, "mlp", true, mlp_names, COUNT(mlp_names), &mlp) ||
         cfgu_enum(c, r, "position", false, pos_names, COUNT(pos_names),
@@ -136,8 +149,9 @@ int cfg_load_model(const char *path, model_spec *m, llm_err *e)
     if (!m->display[0])
         snprintf(m->display, sizeof m->display, "%s", m->name);
     char why[256];
-    if (model_check(m, why, sizeof why) != 0) {
-        err_at(e, path, 1, "heads", "%s", why);
+    const char *key;
+    if (model_check(m, &key, why, sizeof why) != 0) {
+        err_at(e, path, model_key_line(r, key), key, "%s", why);
         goto out;
     }
     rc = 0;

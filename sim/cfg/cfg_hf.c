@@ -8,6 +8,9 @@
 #include "cfg/cfg.h"
 #include "base/util.h"
 
+#define BIG MODEL_MAX_SIZE
+#define HEADS MODEL_MAX_HEADS
+
 typedef struct hfctx {
     const char *file;
     const char *text;
@@ -41,7 +44,7 @@ static const char *find_key(const hfctx *h, const char *const *names,
 /* Integer field under any of its aliases; *out untouched when absent and
  * optional.  The message names every alias so the user knows what to add. */
 static int hf_int(const hfctx *h, const char *const *names, bool required,
-                  long lo, int *out)
+                  long lo, long hi, int *out)
 {
     json_t *v;
     const char *k = find_key(h, names, &v);
@@ -61,12 +64,12 @@ static int hf_int(const hfctx *h, const char *const *names, bool required,
     }
     if (!json_is_integer(v))
         return err_at(h->e, h->file, key_line(h, k), k,
-                      "wrong type (expected an integer >= %ld)", lo);
+                      "wrong type (expected an integer %ld..%ld)", lo, hi);
     json_int_t x = json_integer_value(v);
-    if (x < lo || x > 1000000000)
+    if (x < lo || x > hi)
         return err_at(h->e, h->file, key_line(h, k), k,
-                      "%lld is out of range (expected an integer >= %ld)",
-                      (long long)x, lo);
+                      "%lld is out of range (expected an integer %ld..%ld)",
+                      (long long)x, lo, hi);
     *out = (int)x;
     return 0;
 }
@@ -123,69 +126,99 @@ static void hf_activation(const hfctx *h, model_spec *m)
         act = hf_str(h, "activation_function");
     if (act && strcmp(act, "relu") == 0)
         m->mlp = MLP_RELU;
+    /* SiLU in transformers' decoder MLPs is the gate of a gated MLP
+     * (LlamaMLP: down(act(gate(x)) * up(x))): a family not listed above
+     * that says silu is gated, not the GELU default */
+    if (act && (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0))
+        m->mlp = MLP_SWIGLU;
+}
+
+/* Each field's keys across model families, the first the usual one. */
+static const char *const hidden[] = {"hidden_size", "n_embd", "d_model",
+                                     NULL};
+static const char *const layers[] = {"num_hidden_layers", "n_layer",
+                                     "num_layers", NULL};
+static const char *const heads[] = {"num_attention_heads", "n_head",
+                                    NULL};
+static const char *const kv[] = {"num_key_value_heads", "num_kv_heads",
+                                 NULL};
+static const char *const ffn[] = {"intermediate_size", "ffn_dim",
+                                  "n_inner", NULL};
+static const char *const vocab[] = {"vocab_size", NULL};
+static const char *const seq[] = {"max_position_embeddings",
+                                  "n_positions", "seq_length", NULL};
+static const char *const hd[] = {"head_dim", NULL};
+static const char *const experts[] = {"num_local_experts",
+                                      "n_routed_experts", "num_experts",
+                                      NULL};
+static const char *const active[] = {"num_experts_per_tok", NULL};
+static const char *const shared[] = {"n_shared_experts", NULL};
+static const char *const effn[] = {"moe_intermediate_size", NULL};
+static const char *const dense[] = {"first_k_dense_replace", NULL};
+
+/* The key of this file that holds model_check's field (named as in
+ * a model .cfg file): the alias present, else the usual one. */
+static const char *hf_key_of(const hfctx *h, const char *field)
+{
+    static const struct {
+        const char *field;
+        const char *const *keys;
+    } map[] = {
+        {"heads", heads},      {"kv_heads", kv},         {"hidden", hidden},
+        {"layers", layers},    {"moe.active", active},   {"head_dim", hd},
+        {"moe.dense_layers", dense},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+        if (strcmp(map[i].field, field) != 0)
+            continue;
+        json_t *v;
+        const char *k = find_key(h, map[i].keys, &v);
+        return k ? k : map[i].keys[0];
+    }
+    return field;
 }
 
 static int hf_shape(const hfctx *h, model_spec *m)
 {
-    static const char *const hidden[] = {"hidden_size", "n_embd", "d_model",
-                                         NULL};
-    static const char *const layers[] = {"num_hidden_layers", "n_layer",
-                                         "num_layers", NULL};
-    static const char *const heads[] = {"num_attention_heads", "n_head",
-                                        NULL};
-    static const char *const kv[] = {"num_key_value_heads", "num_kv_heads",
-                                     NULL};
-    static const char *const ffn[] = {"intermediate_size", "ffn_dim",
-                                      "n_inner", NULL};
-    static const char *const vocab[] = {"vocab_size", NULL};
-    static const char *const seq[] = {"max_position_embeddings",
-                                      "n_positions", "seq_length", NULL};
-    static const char *const hd[] = {"head_dim", NULL};
-    if (hf_int(h, hidden, true, 1, &m->hidden) ||
-        hf_int(h, layers, true, 1, &m->layers) ||
-        hf_int(h, heads, true, 1, &m->heads) ||
-        hf_int(h, vocab, true, 1, &m->vocab))
+    if (hf_int(h, hidden, true, 1, BIG, &m->hidden) ||
+        hf_int(h, layers, true, 1, MODEL_MAX_LAYERS, &m->layers) ||
+        hf_int(h, heads, true, 1, HEADS, &m->heads) ||
+        hf_int(h, vocab, true, 1, BIG, &m->vocab))
         return -1;
     m->kv_heads = hf_bool(h, "multi_query", false) ? 1 : m->heads;
     m->ffn = 0; /* absent: 4 x hidden, below */
     m->max_seq = 2048;
-    m->head_dim = m->hidden / m->heads;
-    if (hf_int(h, kv, false, 1, &m->kv_heads) ||
-        hf_int(h, ffn, false, 1, &m->ffn) ||
-        hf_int(h, seq, false, 1, &m->max_seq) ||
-        hf_int(h, hd, false, 1, &m->head_dim))
+    /* 0 (model_check's "not given") unless heads divide hidden */
+    m->head_dim = m->hidden % m->heads ? 0 : m->hidden / m->heads;
+    if (hf_int(h, kv, false, 1, HEADS, &m->kv_heads) ||
+        hf_int(h, ffn, false, 1, BIG, &m->ffn) ||
+        hf_int(h, seq, false, 1, BIG, &m->max_seq) ||
+        hf_int(h, hd, false, 1, HEADS, &m->head_dim))
         return -1;
     if (m->ffn > 0)
         return 0;
     json_t *v;
     const char *k = find_key(h, hidden, &v);
-    if (4LL * m->hidden > 1000000000) /* the bound every size is held to */
+    if (4LL * m->hidden > BIG) /* the bound every size is held to */
         return err_at(h->e, h->file, key_line(h, k), k,
                       "%d is too large for the default intermediate size "
-                      "4 x %s (expected intermediate_size, or %s <= "
-                      "250000000)", m->hidden, k, k);
+                      "4 x %s (expected intermediate_size, or %s <= %d)",
+                      m->hidden, k, k, BIG / 4);
     m->ffn = 4 * m->hidden;
     return 0;
 }
 
 static int hf_moe(const hfctx *h, model_spec *m)
 {
-    static const char *const experts[] = {"num_local_experts",
-                                          "n_routed_experts", "num_experts",
-                                          NULL};
-    static const char *const active[] = {"num_experts_per_tok", NULL};
-    static const char *const shared[] = {"n_shared_experts", NULL};
-    static const char *const effn[] = {"moe_intermediate_size", NULL};
-    static const char *const dense[] = {"first_k_dense_replace", NULL};
     json_t *v;
     if (!find_key(h, experts, &v))
         return 0;
     m->moe_expert_ffn = m->ffn;
-    if (hf_int(h, experts, true, 1, &m->moe_experts) ||
-        hf_int(h, active, true, 1, &m->moe_active) ||
-        hf_int(h, shared, false, 0, &m->moe_shared) ||
-        hf_int(h, effn, false, 1, &m->moe_expert_ffn) ||
-        hf_int(h, dense, false, 0, &m->moe_dense_layers))
+    if (hf_int(h, experts, true, 1, MODEL_MAX_EXPERTS, &m->moe_experts) ||
+        hf_int(h, active, true, 1, MODEL_MAX_EXPERTS, &m->moe_active) ||
+        hf_int(h, shared, false, 0, MODEL_MAX_EXPERTS, &m->moe_shared) ||
+        hf_int(h, effn, false, 1, BIG, &m->moe_expert_ffn) ||
+        hf_int(h, dense, false, 0, MODEL_MAX_LAYERS, &m->moe_dense_layers))
         return -1;
     return 0;
 }
@@ -201,11 +234,11 @@ static int hf_mla(const hfctx *h, model_spec *m)
     if (!find_key(h, kvl, &v))
         return 0;
     m->mla = true;
-    if (hf_int(h, kvl, true, 1, &m->kv_lora_rank) ||
-        hf_int(h, ql, false, 1, &m->q_lora_rank) ||
-        hf_int(h, nope, true, 1, &m->qk_nope_head_dim) ||
-        hf_int(h, rope, true, 0, &m->qk_rope_head_dim) ||
-        hf_int(h, vhd, true, 1, &m->v_head_dim))
+    if (hf_int(h, kvl, true, 1, BIG, &m->kv_lora_rank) ||
+        hf_int(h, ql, false, 1, BIG, &m->q_lora_rank) ||
+        hf_int(h, nope, true, 1, HEADS, &m->qk_nope_head_dim) ||
+        hf_int(h, rope, true, 0, HEADS, &m->qk_rope_head_dim) ||
+        hf_int(h, vhd, true, 1, HEADS, &m->v_head_dim))
         return -1;
     m->head_dim = m->qk_nope_head_dim + m->qk_rope_head_dim;
     return 0;
@@ -232,6 +265,13 @@ int cfg_load_hf_json(const char *path, model_spec *m, llm_err *e)
         goto out;
     }
     hfctx h = {path, text, root, e};
+    json_t *tv = json_object_get(root, "model_type");
+    if (tv && !json_is_string(tv) && !json_is_null(tv)) {
+        err_at(e, path, key_line(&h, "model_type"), "model_type", "wrong "
+               "type (expected a string such as \"llama\": it sets the "
+               "MLP, norm, biases and positions config.json leaves out)");
+        goto out;
+    }
     const char *type = hf_str(&h, "model_type");
     family_defaults(type, m);
     hf_activation(&h, m);
@@ -250,9 +290,10 @@ int cfg_load_hf_json(const char *path, model_spec *m, llm_err *e)
              "Hugging Face config.json %s (model_type %s)", path,
              type ? type : "unknown");
     char why[256];
-    if (model_check(m, why, sizeof why) != 0) {
-        err_at(e, path, key_line(&h, "num_attention_heads"),
-               "num_attention_heads", "%s", why);
+    const char *key;
+    if (model_check(m, &key, why, sizeof why) != 0) {
+        const char *k = hf_key_of(&h, key);
+        err_at(e, path, key_line(&h, k), k, "%s", why);
         goto out;
     }
     rc = 0;

@@ -215,31 +215,62 @@ double model_kv_bytes_per_token_layer_gpu(const model_spec *m, dtype kv,
     return 2.0 * heads_per_gpu * m->head_dim * b;
 }
 
-int model_check(const model_spec *m, char *why, int len)
+/* A model whose head dimension is hidden / heads must have heads dividing
+ * hidden; one that states head_dim (Gemma, Mistral-Nemo) need not, nor
+ * MLA, whose head dimensions are its own settings. */
+static int check_heads(const model_spec *m, const char **key, char *why,
+                       int len)
 {
-    if (m->hidden % m->heads != 0 && m->head_dim == 0) {
-        snprintf(why, len, "hidden %d is not a multiple of heads %d",
-                 m->hidden, m->heads);
+    if (m->head_dim == 0 && !m->mla) {
+        *key = "heads";
+        snprintf(why, len, "%d heads do not divide hidden %d, and head_dim "
+                 "is not given (expected a divisor of hidden, or head_dim)",
+                 m->heads, m->hidden);
         return -1;
     }
     if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0) {
-        snprintf(why, len,
-                 "kv_heads %d must divide heads %d (MHA: equal; GQA: a "
-                 "divisor; MQA: 1)",
-                 m->kv_heads, m->heads);
+        *key = "kv_heads";
+        snprintf(why, len, "%d does not divide heads %d (expected MHA: "
+                 "equal; GQA: a divisor; MQA: 1)", m->kv_heads, m->heads);
         return -1;
     }
-    if (m->moe_experts > 0) {
-        if (m->moe_active < 1 || m->moe_active > m->moe_experts) {
-            snprintf(why, len, "moe.active %d must be 1..experts (%d)",
-                     m->moe_active, m->moe_experts);
-            return -1;
-        }
-        if (m->moe_dense_layers >= m->layers) {
-            snprintf(why, len, "moe.dense_layers %d must be below layers %d",
-                     m->moe_dense_layers, m->layers);
-            return -1;
-        }
+    return 0;
+}
+
+static int check_moe(const model_spec *m, const char **key, char *why,
+                     int len)
+{
+    if (m->moe_experts == 0)
+        return 0;
+    if (m->moe_active < 1 || m->moe_active > m->moe_experts) {
+        *key = "moe.active";
+        snprintf(why, len, "%d routed experts per token (expected 1..experts "
+                 "= %d)", m->moe_active, m->moe_experts);
+        return -1;
+    }
+    if (m->moe_dense_layers >= m->layers) {
+        *key = "moe.dense_layers";
+        snprintf(why, len, "%d dense layers (expected fewer than layers = "
+                 "%d)", m->moe_dense_layers, m->layers);
+        return -1;
+    }
+    return 0;
+}
+
+int model_check(const model_spec *m, const char **key, char *why, int len)
+{
+    if (check_heads(m, key, why, len) || check_moe(m, key, why, len))
+        return -1;
+    /* every size in bounds can still multiply past int64: the count is
+     * taken in double, where it cannot overflow, and bounded */
+    double p = model_params_total(m);
+    if (!(p <= MODEL_MAX_PARAMS)) {
+        *key = "hidden";
+        snprintf(why, len, "%d with layers %d, ffn %d, vocab %d and %d "
+                 "experts makes %.3g parameters (expected at most %.0e: a "
+                 "size is likely mistyped)", m->hidden, m->layers, m->ffn,
+                 m->vocab, m->moe_experts, p, MODEL_MAX_PARAMS);
+        return -1;
     }
     return 0;
 }

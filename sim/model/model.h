@@ -111,8 +111,21 @@ double model_kv_bytes_per_token(const model_spec *m, dtype kv);
 double model_kv_bytes_per_token_layer_gpu(const model_spec *m, dtype kv,
                                           int tp);
 
-/* Validation of an architecture: positive sizes, experts consistent... */
-int model_check(const model_spec *m, char *why, int len);
+/* Bounds on a model's sizes, each far past any published model: a value
+ * beyond one is a mistake, and together they keep every derived figure
+ * (parameters, FLOPs, bytes) finite and every loop over layers short.
+ * Both model file formats (models/NAME.cfg, config.json) read with them. */
+#define MODEL_MAX_LAYERS 100000
+#define MODEL_MAX_HEADS 100000      /* heads, KV heads, head dimension */
+#define MODEL_MAX_SIZE 1000000000   /* hidden, FFN, vocabulary, context, ranks */
+#define MODEL_MAX_EXPERTS 65536
+#define MODEL_MAX_PARAMS 1e15       /* 1,000 x the largest published model */
+
+/* Validation of an architecture as a whole (each size is in its bounds):
+ * heads against hidden and head_dim, KV heads, experts, the parameter
+ * count.  On a failure *key is the setting at fault, as a model file
+ * names it ("heads", "moe.active", ...), and why says what and why. */
+int model_check(const model_spec *m, const char **key, char *why, int len);
 
 const char *model_mlp_name(model_mlp k);
 const char *model_attention_kind(const model_spec *m); /* MHA/GQA/MQA/MLA */

@@ -647,7 +647,10 @@ B=tests/bad
 for f in model-typo-key.cfg:4:hiden model-negative-size.cfg:4:hidden \
          model-wrong-type.cfg:3:layers model-zero-layers.cfg:3:layers \
          model-malformed.json:6: model-missing-key.json:1:hidden_size \
-         empty.cfg:1:source binary.cfg:1:.binary.; do
+         empty.cfg:1:source binary.cfg:1:.binary. \
+         model-heads-not-dividing.cfg:5:heads model-every-size-max.cfg:4:hidden \
+         hf-huge-layers.json:4:num_hidden_layers \
+         hf-model-type-number.json:6:model_type; do
     IFS=: read -r file line key <<EOF_
 $f
 EOF_

@@ -77,8 +77,26 @@ static void test_bad_values(void **state)
            ":2: layers: wrong type", "integer");
     expect(model_error(GOOD_MODEL "position = \"rotary\";\n", ".cfg"),
            "unknown value \"rotary\"", "expected one of rope|alibi|learned");
+    /* a check across settings names the setting at fault, at its line */
     expect(model_error(GOOD_MODEL "kv_heads = 3;\n", ".cfg"),
-           "kv_heads 3 must divide heads 4", NULL);
+           ":8: kv_heads: 3 does not divide heads 4", NULL);
+    /* hidden 66 over 4 heads: the head dimension would be truncated */
+    expect(model_error("source = \"x\";\nlayers = 2;\nhidden = 66;\n"
+                       "heads = 4;\nffn = 256;\nmlp = \"gelu\";\nvocab = 9;\n",
+                       ".cfg"),
+           ":4: heads: 4 heads do not divide hidden 66", "head_dim");
+    assert_null(model_error("source = \"x\";\nlayers = 2;\nhidden = 66;\n"
+                            "heads = 4;\nhead_dim = 16;\nffn = 256;\n"
+                            "mlp = \"gelu\";\nvocab = 9;\n", ".cfg"));
+    /* every size at its bound: refused on the parameter count, not
+     * reported as a wrapped negative */
+    expect(model_error("source = \"x\";\nlayers = 100000;\n"
+                       "hidden = 1000000000;\nheads = 100000;\n"
+                       "head_dim = 100000;\nffn = 1000000000;\n"
+                       "mlp = \"gelu\";\nvocab = 1000000000;\n", ".cfg"),
+           ":3: hidden: 1000000000 with layers 100000", "expected at most 1e+15");
+    expect(model_error("source = \"x\";\nlayers = 2000000000;\n", ".cfg"),
+           ":2: layers: 2000000000 is out of range", "1..100000");
 }
 
 static void test_missing_and_syntax(void **state)
@@ -112,8 +130,39 @@ static void test_hf_errors(void **state)
            ":3: num_hidden_layers: -1 is out of range", NULL);
     expect(model_error("{\"hidden_size\": \"big\"}", ".json"),
            "hidden_size: wrong type", NULL);
+    /* the same bounds as a .cfg model: 867777777 layers is refused before
+     * anything loops over them */
+    expect(model_error("{\"hidden_size\": 64, \"num_hidden_layers\": 867777777, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 10}",
+                       ".json"),
+           "num_hidden_layers: 867777777 is out of range", "1..100000");
+    expect(model_error("{\"hidden_size\": 66, \"num_hidden_layers\": 2,\n"
+                       "\"num_attention_heads\": 4, \"vocab_size\": 10}",
+                       ".json"),
+           ":2: num_attention_heads: 4 heads do not divide hidden 66", NULL);
+    expect(model_error("{\"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+                       "\"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                       "\"n_head\": 4, \"num_key_value_heads\": 3}", ".json"),
+           ":3: num_key_value_heads: 3 does not divide heads 4", NULL);
+    expect(model_error("{\"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+                       "\"num_attention_heads\": 4, \"vocab_size\": 10,\n"
+                       "\"model_type\": 5}", ".json"),
+           ":3: model_type: wrong type", "expected a string");
     expect(model_error("[1, 2]", ".json"), "top level is not an object",
            NULL);
+    /* a family not in the importer's lists that says silu is gated */
+    {
+        char path[128];
+        write_temp(path, sizeof path, ".json",
+                   "{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                   "\"num_attention_heads\": 4, \"vocab_size\": 10, "
+                   "\"model_type\": \"newfamily\", \"hidden_act\": \"silu\"}");
+        model_spec m;
+        llm_err e;
+        assert_int_equal(cfg_load_model(path, &m, &e), 0);
+        unlink(path);
+        assert_int_equal(m.mlp, MLP_SWIGLU);
+    }
     /* extra keys are ignored */
     assert_null(model_error("{\"hidden_size\": 64, \"num_hidden_layers\": 2, "
                             "\"num_attention_heads\": 4, \"vocab_size\": 10, "
