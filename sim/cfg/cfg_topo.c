@@ -119,12 +119,34 @@ static int check_map(cfgu *c, const config_setting_t *g, topo_nodespec *s,
         bad = "one needs equal counts";
     else if ((L->map == MAP_PAIRS || L->map == MAP_CHAIN) && L->a != L->b)
         bad = "pairs and chain join devices of one group (a == b)";
+    else if ((L->map == MAP_ONE || L->map == MAP_BLOCK) && L->a == L->b)
+        bad = "a and b are one group: one and block would link each device "
+              "to itself (expected all, pairs or chain within a group)";
     else if (L->map == MAP_PAIRS && na % 2)
         bad = "pairs needs an even count";
     if (!bad)
         return 0;
     return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "map", "%s (a has %d, b has "
                   "%d)", bad, na, nb);
+}
+
+/* A second entry between the same two groups would add its bandwidth to
+ * the first's on every pair it joins: one entry gives the total. */
+static int check_repeat(cfgu *c, const config_setting_t *g,
+                        const topo_nodespec *s, int i)
+{
+    const topo_linkspec *L = &s->link[i];
+    for (int j = 0; j < i; j++) {
+        const topo_linkspec *P = &s->link[j];
+        if (!((P->a == L->a && P->b == L->b) ||
+              (P->a == L->b && P->b == L->a)))
+            continue;
+        return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "links",
+                      "%s-%s is linked again (first at line %d; expected "
+                      "one entry per pair of groups, its GBps the total)",
+                      s->dev[L->a].name, s->dev[L->b].name, P->line);
+    }
+    return 0;
 }
 
 static int load_links(cfgu *c, const config_setting_t *list,
@@ -158,7 +180,7 @@ static int load_links(cfgu *c, const config_setting_t *list,
         L->bw_Bps = gbps * 1e9;
         L->lat_ns = lat;
         L->line = cfgu_line(g);
-        if (check_map(c, g, s, L))
+        if (check_map(c, g, s, L) || check_repeat(c, g, s, i))
             return -1;
     }
     s->nlink = n;

@@ -127,6 +127,7 @@ static int add_link(builder *b, int a, int c, topo_link_kind kind, double bw,
         t->link = l;
         b->link_cap = cap;
     }
+    LLM_ASSERT(a != c); /* the loader refuses self-loops */
     t->link[t->nlink] = (topo_link){a, c, kind, bw, lat};
     t->link[t->nlink + 1] = (topo_link){c, a, kind, bw, lat};
     t->nlink += 2;
@@ -141,9 +142,10 @@ static int expand_links(builder *b, const topo_nodespec *s, const int *first)
         int fa = first[L->a], fb = first[L->b];
         int rc = 0;
         switch (L->map) {
-        case MAP_ALL:
+        case MAP_ALL: /* within one group: each pair once, none to itself */
             for (int x = 0; x < na && rc >= 0; x++)
-                for (int y = 0; y < nb && rc >= 0; y++)
+                for (int y = L->a == L->b ? x + 1 : 0; y < nb && rc >= 0;
+                     y++)
                     rc = add_link(b, fa + x, fb + y, L->kind, L->bw_Bps,
                                   L->lat_ns);
             break;

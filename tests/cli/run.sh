@@ -658,6 +658,7 @@ EOF_
     corpus "$file" "$B/$file:$line: $key" train --model "$B/$file" $TRAIN1
 done
 for f in dangling-link:9:b duplicate-name:7:name negative-bandwidth:9:GBps \
+         self-loop:68:map repeat-link:65:links \
          zero-bandwidth:9:GBps unreachable-gpu:8:links; do
     IFS=: read -r file line key <<EOF_
 $f

@@ -308,6 +308,25 @@ static void test_routes(void **state)
     test_topo_destroy(t);
 }
 
+/* map "all" within one group is a full mesh: every pair once, none to
+ * itself (it once doubled each pair's bandwidth and added self-loops). */
+static void test_mesh_within_group(void **state)
+{
+    (void)state;
+    topo_nodespec s;
+    memset(&s, 0, sizeof s);
+    int g = dev(&s, "gpu", DEV_GPU, 4);
+    lnk(&s, g, g, MAP_ALL, LINK_NVLINK, 50 * GB, 0);
+    topo *t = build(&s, 1, FABRIC_RAIL);
+    assert_int_equal(t->nlink, 4 * 3); /* 6 pairs, both directions */
+    for (int i = 0; i < t->nlink; i++)
+        assert_int_not_equal(t->link[i].src, t->link[i].dst);
+    int links[8];
+    assert_int_equal(net_route(R(t), t->gpu_dev[0], t->gpu_dev[3], 0, links,
+                               8), 1);
+    test_topo_destroy(t);
+}
+
 /* Skipping identical ring steps on an idle network gives exactly the
  * step-by-step time, on two nodes with NICs and per-hop latencies. */
 static void test_fast_equals_full(void **state)
@@ -353,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_broadcast_pipeline),
         cmocka_unit_test(test_concurrent_allreduce_share_nic),
         cmocka_unit_test(test_routes),
+        cmocka_unit_test(test_mesh_within_group),
         cmocka_unit_test(test_fast_equals_full),
     };
     return cmocka_run_group_tests_name("net", tests, NULL, NULL);
