@@ -77,6 +77,20 @@ static int load_cluster(cfgu *c, const config_setting_t *g,
     return 0;
 }
 
+/* Each cluster's results are shown (and told apart) under its name. */
+static int unique_name(cfgu *c, const config_setting_t *g,
+                       const exp_compare *f)
+{
+    const exp_compare_cluster *last = &f->c[f->n - 1];
+    for (int i = 0; i < f->n - 1; i++)
+        if (strcmp(f->c[i].name, last->name) == 0)
+            return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "name",
+                          "\"%s\" names line %d's cluster too (expected a "
+                          "name per cluster: name = \"...\";)", last->name,
+                          f->c[i].line);
+    return 0;
+}
+
 static int load_clusters(cfgu *c, const config_setting_t *r, exp_compare *f)
 {
     const config_setting_t *cl = config_setting_get_member(r, "clusters");
@@ -91,7 +105,8 @@ static int load_clusters(cfgu *c, const config_setting_t *r, exp_compare *f)
             return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "clusters", "entry %d "
                           "is not a group (expected { name = ...; cluster = "
                           "...; })", i + 1);
-        if (load_cluster(c, g, &f->c[f->n++]))
+        if (load_cluster(c, g, &f->c[f->n++]) ||
+            unique_name(c, g, f))
             return -1;
     }
     return 0;

@@ -116,5 +116,5 @@ int cmd_load_exp(exp_kind k, void *x, const cmd_args *a, llm_err *e)
     for (int i = 0; i < a->nflags; i++)
         if (apply_flag(k, x, src, a->flag[i], a->value[i], e))
             return -1;
-    return 0;
+    return exp_settle(k, x, e);
 }

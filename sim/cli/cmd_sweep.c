@@ -146,7 +146,7 @@ static int apply_point(const sopts *o, const sweep_spec *s, long i, void *x,
         /* an error about it names the axis, not a --set */
         src[settings_index(settings_by_key(k, s->axes[a].key))].how = SRC_AXIS;
     }
-    return 0;
+    return exp_settle(k, x, e);
 }
 
 /* Runs point i; on success *j holds its JSON, else e its error. */

@@ -63,7 +63,7 @@ static int with_cluster(const exp_compare *f, exp_kind k, void *x,
             return err_set(e, "%s:%d: set: %s", f->h.file, c->sets_line[i],
                            why);
     }
-    return 0;
+    return exp_settle(k, x, e);
 }
 
 /* ---- training ---------------------------------------------------------------- */

@@ -63,31 +63,82 @@ plan_infer exp_plan_infer_defaults(const model_spec *m)
 
 /* ---- blame ------------------------------------------------------------------ */
 
+/* Where s's value came from: "x.cfg:4: parallel.tp", "--set
+ * parallel.tp", "sweep axis parallel.tp" or "--tp". */
+static void place(exp_kind k, const exp_head *h, const setting *s, char *buf,
+                  size_t len)
+{
+    const exp_src *w = &h->src[settings_index(s)];
+    const char *key = s->at[k].key;
+    if (!key || w->how == SRC_FLAG || w->how == SRC_DEFAULT)
+        snprintf(buf, len, "--%s", s->flag);
+    else if (w->how == SRC_SET)
+        snprintf(buf, len, "--set %s", key);
+    else if (w->how == SRC_AXIS)
+        snprintf(buf, len, "sweep axis %s", key);
+    else
+        snprintf(buf, len, "%s:%d: %s",
+                 w->file ? h->inc[w->file - 1] : h->file, w->line, key);
+}
+
 void exp_blame(exp_kind k, const exp_head *h, llm_err *e)
 {
-    const exp_src *src = h->src;
     char flag[64];
     if (sscanf(e->msg, "--%62[a-z0-9A-Z-]", flag) != 1)
         return;
     const setting *s = settings_by_flag(k, flag);
     if (!s || !s->at[k].key)
         return;
-    const exp_src *w = &src[settings_index(s)];
-    if (w->how != SRC_FILE && w->how != SRC_SET && w->how != SRC_AXIS)
+    unsigned char how = h->src[settings_index(s)].how;
+    if (how != SRC_FILE && how != SRC_SET && how != SRC_AXIS)
         return;
     /* "--tp 3 does not ..." or "--model: unknown ...": what follows */
     size_t n = strlen(flag);
     const char *rest = e->msg + 2 + n + (e->msg[2 + n] == ':');
+    char where[600];
+    place(k, h, s, where, sizeof where);
     char m[sizeof e->msg];
-    if (w->how == SRC_SET)
-        snprintf(m, sizeof m, "--set %s:%s", s->at[k].key, rest);
-    else if (w->how == SRC_AXIS)
-        snprintf(m, sizeof m, "sweep axis %s:%s", s->at[k].key, rest);
-    else
-        snprintf(m, sizeof m, "%s:%d: %s:%s",
-                 w->file ? h->inc[w->file - 1] : h->file, w->line,
-                 s->at[k].key, rest);
+    snprintf(m, sizeof m, "%s:%s", where, rest);
     err_set(e, "%s", m);
+}
+
+int exp_settle(exp_kind k, void *x, llm_err *e)
+{
+    exp_head *h = x;
+    for (int i = 0; i < settings_nconflicts; i++) {
+        const setting_conflict *c = &settings_conflicts[i];
+        if (c->kind != k)
+            continue;
+        const setting *a = settings_by_flag(k, c->a);
+        const setting *b = settings_by_flag(k, c->b);
+        unsigned char ha = h->src[settings_index(a)].how;
+        unsigned char hb = h->src[settings_index(b)].how;
+        if (ha == SRC_DEFAULT || hb == SRC_DEFAULT || ha == hb)
+            continue;
+        settings_reset(ha < hb ? a : b, k, x, h->src);
+    }
+    return exp_check_conflicts(k, h, e);
+}
+
+int exp_check_conflicts(exp_kind k, const exp_head *h, llm_err *e)
+{
+    for (int i = 0; i < settings_nconflicts; i++) {
+        const setting_conflict *c = &settings_conflicts[i];
+        if (c->kind != k)
+            continue;
+        const setting *a = settings_by_flag(k, c->a);
+        const setting *b = settings_by_flag(k, c->b);
+        LLM_ASSERT(a && b); /* the table names settings of its kind */
+        if (h->src[settings_index(a)].how == SRC_DEFAULT ||
+            h->src[settings_index(b)].how == SRC_DEFAULT)
+            continue;
+        char pa[600], pb[600];
+        place(k, h, a, pa, sizeof pa);
+        place(k, h, b, pb, sizeof pb);
+        return err_set(e, "%s: given with %s: %s (expected one of the two)",
+                       pb, pa, c->why);
+    }
+    return 0;
 }
 
 /* ---- the environment ---------------------------------------------------------- */
@@ -207,7 +258,8 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
     memset(out, 0, sizeof *out);
     out->plan = x->plan;
     exp_env *v = &out->env;
-    if (need_names(x->model, x->cluster, "train", e) ||
+    if (exp_check_conflicts(EXP_TRAIN, &x->h, e) ||
+        need_names(x->model, x->cluster, "train", e) ||
         ld->model(ld->ctx, x->model, &v->m, e) ||
         train_budget(x, o, ld, &v->m, &out->plan, e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
@@ -297,6 +349,26 @@ static int serve_pools(const exp_serve *x, const topo *t, serve_input *in,
     return 0;
 }
 
+/* --cv shapes gamma gaps and --burst groups burst arrivals: given for
+ * another arrival process they would be ignored without a word. */
+static int arrival_options(const exp_serve *x, llm_err *e)
+{
+    const setting *cv = settings_by_flag(EXP_SERVE, "cv");
+    const setting *burst = settings_by_flag(EXP_SERVE, "burst");
+    const char *arr = wl_arrival_names[x->arrival];
+    if (x->h.src[settings_index(cv)].how != SRC_DEFAULT &&
+        x->arrival != WL_GAMMA)
+        return err_set(e, "--cv %g applies to gamma arrivals, and the "
+                          "arrivals are %s (expected --arrival gamma, or no "
+                          "--cv)", x->cv, arr);
+    if (x->h.src[settings_index(burst)].how != SRC_DEFAULT &&
+        x->arrival != WL_BURST)
+        return err_set(e, "--burst %d applies to burst arrivals, and the "
+                          "arrivals are %s (expected --arrival burst, or no "
+                          "--burst)", x->burst, arr);
+    return 0;
+}
+
 static int serve_workload(const exp_serve *x, const exp_loader *ld,
                           const model_spec *m, wl_request **req, int *n,
                           llm_err *e)
@@ -310,6 +382,8 @@ static int serve_workload(const exp_serve *x, const exp_loader *ld,
         return err_set(e, "no workload: give --trace FILE.csv, or --rate R "
                           "--prompt-len L --output-len L (see `llmsim help "
                           "serve`)");
+    if (arrival_options(x, e))
+        return -1;
     wl_spec s = {.arrival = (wl_arrival_kind)x->arrival,
                  .rate_per_s = x->rate, .cv = x->cv, .burst_size = x->burst,
                  .requests = x->requests > 0 ? x->requests : 1000,
@@ -379,7 +453,8 @@ int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
     int nreq = 0, rc = -1;
     budget_est b = {0};
     double drawn = x->trace[0] ? 0 : x->requests > 0 ? x->requests : 1000;
-    if (need_names(x->model, x->cluster, "serve", e) ||
+    if (exp_check_conflicts(EXP_SERVE, &x->h, e) ||
+        need_names(x->model, x->cluster, "serve", e) ||
         ld->model(ld->ctx, x->model, &v->m, e) ||
         serve_budget(x, o, ld, &b, drawn, e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e) ||

@@ -127,6 +127,17 @@ plan_infer exp_plan_infer_defaults(const model_spec *m);
  * h: the experiment's head. */
 void exp_blame(exp_kind k, const exp_head *h, llm_err *e);
 
+/* Settings given together that contradict each other
+ * (settings_conflicts): -1 and a message naming where each was given. */
+int exp_check_conflicts(exp_kind k, const exp_head *h, llm_err *e);
+
+/* After x (a kind-k experiment, its head first) was read and changed:
+ * of two contradicting settings, one given later (--set over the file, a
+ * flag over --set, a sweep axis over all) overrides the other, which goes
+ * back to its default ("--microbatches 8" over a file's global_batch);
+ * given at one level, they are an error (exp_check_conflicts). */
+int exp_settle(exp_kind k, void *x, llm_err *e);
+
 /* ---- what a run needs from files ------------------------------------------ */
 
 /* A cluster's size before it is built (for the run budget). */

@@ -335,6 +335,22 @@ const setting settings_table[] = {
 };
 
 const int settings_count = (int)(sizeof settings_table / sizeof *settings_table);
+
+const setting_conflict settings_conflicts[] = {
+    {EXP_TRAIN, "global-batch", "microbatches",
+     "the global batch is then micro-batch x dp x microbatches"},
+    {EXP_SERVE, "trace", "rate",
+     "a trace's arrivals are its timestamps; --rate-scale scales them"},
+    {EXP_SERVE, "trace", "arrival", "a trace's arrivals are its timestamps"},
+    {EXP_SERVE, "trace", "prompt-len", "a trace gives each prompt's length"},
+    {EXP_SERVE, "trace", "output-len", "a trace gives each output's length"},
+    {EXP_SERVE, "replicas", "prefill-replicas",
+     "a disaggregated deployment is its prefill and decode replicas"},
+    {EXP_SERVE, "replicas", "decode-replicas",
+     "a disaggregated deployment is its prefill and decode replicas"},
+};
+const int settings_nconflicts =
+    (int)(sizeof settings_conflicts / sizeof *settings_conflicts);
 _Static_assert(sizeof settings_table / sizeof *settings_table <= SETTINGS_MAX,
                "raise SETTINGS_MAX");
 
@@ -643,6 +659,13 @@ static void put_default(const setting *s, exp_kind k, void *x)
         return;
     }
     }
+}
+
+void settings_reset(const setting *s, exp_kind k, void *x, exp_src *src)
+{
+    put_default(s, k, x);
+    if (src)
+        src[settings_index(s)] = (exp_src){.how = SRC_DEFAULT};
 }
 
 void settings_defaults(exp_kind k, void *x, exp_src *src)

@@ -74,7 +74,8 @@ typedef struct setting {
 #define SETTINGS_MAX 160
 
 /* Where each setting's value came from, kept with the experiment so that
- * an error found later names the file and line, the --set or the flag. */
+ * an error found later names the file and line, the --set or the flag.
+ * In the order they are applied: a later one overrides an earlier. */
 enum { SRC_DEFAULT, SRC_FILE, SRC_SET, SRC_FLAG, SRC_AXIS /* a sweep's */ };
 typedef struct exp_src {
     unsigned char how;
@@ -85,6 +86,18 @@ typedef struct exp_src {
 
 extern const setting settings_table[];
 extern const int settings_count;
+
+/* Two settings of one kind that contradict each other when both are
+ * given (neither left at its default): one would override or void the
+ * other without a word. */
+typedef struct setting_conflict {
+    exp_kind kind;
+    const char *a, *b; /* their flags */
+    const char *why;   /* "what b would do to a" */
+} setting_conflict;
+
+extern const setting_conflict settings_conflicts[];
+extern const int settings_nconflicts;
 
 /* The setting of kind k with that --flag name (without "--") or that file
  * key, or NULL. */
@@ -101,6 +114,9 @@ bool settings_has_group(exp_kind k, const char *group);
 
 /* Every field of x (a kind-k struct) at its default; sources cleared. */
 void settings_defaults(exp_kind k, void *x, exp_src *src);
+
+/* s's field of x back at its default; its source SRC_DEFAULT. */
+void settings_reset(const setting *s, exp_kind k, void *x, exp_src *src);
 
 /* Stores `text` ("8", "bf16", "true", "25.5") into s's field of x.  A
  * string may be quoted.  -1 and why ("\"two\" is not an integer

@@ -77,6 +77,10 @@ int plan_train_check(const model_spec *m, const plan_train *p, llm_err *e)
                               "sharded inside the data-parallel group)",
                            p->ep, p->dp * p->cp);
     }
+    if (p->moe_imbalance > 1 && m->moe_experts == 0)
+        return err_set(e, "--moe-imbalance %g: %s has no experts (expected "
+                          "1, or a mixture-of-experts model)",
+                       p->moe_imbalance, m->name);
     if (p->zero > 0 && p->dp * p->cp == 1)
         return err_set(e, "--zero %d shards over data-parallel ranks, but "
                           "dp = 1 (expected --dp > 1 or --zero 0)",

@@ -680,6 +680,8 @@ EOF_
 done
 for f in input-typo:6:input.worker negative-batch:4:parallel.global_batch \
          tp-not-dividing-heads:4:parallel.tp zero-gpus:4:nodes \
+         microbatches-and-global-batch:5:parallel.microbatches \
+         moe-imbalance-dense:5:parallel.moe_imbalance \
          typo-cluster:3:cluster; do
     IFS=: read -r file line key <<EOF_
 $f
@@ -734,6 +736,28 @@ case "$L" in *valgrind*) ;; *)
     rm -f "$tmp/big.csv";;
 esac
 corpus serve-typo "$B/serve-typo.cfg:6: serving.max_num_seq" serve $B/serve-typo.cfg --csv "$O.csv"
+corpus serve-trace-and-rate "$B/serve-trace-and-rate.cfg:7: workload.rate: given with $B/serve-trace-and-rate.cfg:6: workload.trace" \
+    serve $B/serve-trace-and-rate.cfg --csv "$O.csv"
+corpus serve-replicas-and-disagg "$B/serve-replicas-and-disagg.cfg:4: serving.prefill_replicas: given with .*serving.replicas" \
+    serve $B/serve-replicas-and-disagg.cfg --csv "$O.csv"
+corpus compare-duplicate-name "$B/compare-duplicate-name.cfg:18: name: \"dgx-h100\" names line 17" \
+    compare $B/compare-duplicate-name.cfg --png "$O.png"
+# the same contradictions given as flags, at one level: both named
+corpus flags-microbatches-and-global-batch "--microbatches: given with --global-batch" \
+    train --model llama-2-7b --cluster dgx-h100 --microbatches 4 --global-batch 64 \
+    --timeline "$O.csv"
+corpus flags-cv-poisson "--cv 2 applies to gamma arrivals, and the arrivals are poisson" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --cv 2 --csv "$O.csv"
+corpus flags-burst-gamma "--burst 4 applies to burst arrivals" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --arrival gamma --burst 4 --csv "$O.csv"
+# given later, one overrides the other: a flag over the file's global batch
+run 0 flag-overrides-file-batch -- train tests/bad/train-tp-not-dividing-heads.cfg \
+    --tp 1 --dp 8 --microbatches 4
+has 'micro-batch 1 x 4 microbatches x dp 8 = 32 sequences'
+run 0 set-overrides-file-trace -- serve configs/serve-llama2-70b-8xh100.cfg --model llama-2-7b \
+    --tp 1 --rate 2 --prompt-len 100 --output-len 10 --requests 20
+has 'requests 20|20 requests'
+if grep -q 'azure' "$tmp/out"; then bad "the file's trace was used"; else ok; fi
 corpus serve-tp-not-dividing-heads "$B/serve-tp-not-dividing-heads.cfg:4: serving.tp: 3 does not divide" \
     serve $B/serve-tp-not-dividing-heads.cfg --csv "$O.csv"
 corpus compare-typo-cluster "$B/compare-typo-cluster.cfg:6: cluster: unknown topology \"dgx-h10\" \(did you mean \"dgx-h100\"\?\)" \
