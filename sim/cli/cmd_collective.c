@@ -100,6 +100,9 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
                           "`ls topologies/`)");
     if (o->op < 0)
         return err_set(e, "--op is required (all_reduce, all_gather, ...)");
+    if (o->csv && o->json)
+        return err_set(e, "--csv and --json: give one (both would print CSV "
+                          "rows and then a JSON document)");
     if (o->b > o->e)
         return err_set(e, "-b %.0f is larger than -e %.0f", o->b, o->e);
     if (o->b < 1)
@@ -160,17 +163,28 @@ static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
                        sizeof ranks / sizeof ranks[0]);
     for (int i = 0; i < n; i++)
         ranks[i] = i;
+    /* the table is kept until every size ran: an error at any size
+     * leaves nothing on stdout, header included */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return err_set(e, "out of memory");
     rcoll_table tab;
-    rcoll_begin(&tab, stdout, o->csv, o->json, (coll_op)o->op, t, n,
+    rcoll_begin(&tab, mem, o->csv, o->json, (coll_op)o->op, t, n,
                 (coll_algo)o->algo, (coll_proto)o->proto);
-    if (sweep_sizes(o, rt, cal, ranks, n, &tab, e)) {
-        rcoll_abort(&tab);
-        return -1;
-    }
-    json_t *j = rcoll_end(&tab);
-    if (j)
+    int rc = sweep_sizes(o, rt, cal, ranks, n, &tab, e);
+    json_t *j = rc ? (rcoll_abort(&tab), NULL) : rcoll_end(&tab);
+    if (fclose(mem) != 0 && !rc)
+        rc = err_set(e, "out of memory");
+    if (!rc)
+        fwrite(text, 1, len, stdout);
+    free(text);
+    if (j && !rc)
         cmd_print_json(j);
-    return 0;
+    else if (j)
+        json_decref(j);
+    return rc;
 }
 
 static int run(int argc, char **argv, llm_err *e)

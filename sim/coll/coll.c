@@ -447,6 +447,19 @@ static bool build_direct(run *r, const coll_req *q)
     return true;
 }
 
+/* What each algorithm needs, as coll_algo_applies checks it. */
+static const char *const algo_needs[ALGO_COUNT] = {
+    [ALGO_RING] = "all_reduce, reduce_scatter, all_gather, broadcast or "
+                  "reduce",
+    [ALGO_TREE] = "all_reduce across nodes",
+    [ALGO_HIER] = "all_reduce across nodes",
+    [ALGO_NVLS] = "all_reduce inside one node whose NVSwitch has NVLink "
+                  "SHARP (nvls = true in the topology)",
+    [ALGO_SHARP] = "all_reduce across nodes under a fabric switch with "
+                   "SHARP",
+    [ALGO_DIRECT] = "all_to_all or send_recv",
+};
+
 bool coll_algo_applies(net_routes *rt, const coll_req *q, coll_algo a)
 {
     const topo *t = net_routes_topo(rt);
@@ -864,10 +877,14 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
     }
     if (!found && topo_dist_nomem(net_routes_dist(rt)))
         return err_set(e, "out of memory");
+    if (!found && q->algo != ALGO_AUTO)
+        return err_set(e, "--algo %s does not apply to %s on these %d GPUs "
+                          "(%s needs %s; expected --algo auto)",
+                       coll_algo_names[q->algo], coll_op_names[q->op], q->n,
+                       coll_algo_names[q->algo], algo_needs[q->algo]);
     if (!found)
-        return err_set(e, "no algorithm applies to %s on these %d GPUs%s",
-                       coll_op_names[q->op], q->n,
-                       q->algo == ALGO_AUTO ? "" : " (try --algo auto)");
+        return err_set(e, "no algorithm applies to %s on these %d GPUs",
+                       coll_op_names[q->op], q->n);
     return 0;
 }
 

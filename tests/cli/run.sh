@@ -198,7 +198,16 @@ has '--gpus 16 but dgx-h100 x 1 has 8 GPUs'
 run 1 collective-bad-size -- collective --cluster dgx-h100 --op all_reduce -b 8X
 has '-b: "8X" is not a size'
 run 1 collective-nvls-on-a100 -- collective --cluster dgx-a100 --op all_reduce --algo nvls -b 1M -e 1M
-has 'no algorithm applies'
+has '--algo nvls does not apply to all_reduce on these 8 GPUs \(nvls needs .*NVLink SHARP'
+quiet
+for fmt in --csv --json; do
+    run 1 "collective-nvls-on-a100$fmt" -- collective --cluster dgx-a100 --op all_reduce \
+        --algo nvls $fmt
+    quiet
+done
+run 1 collective-csv-and-json -- collective --cluster dgx-h100 --op all_reduce --csv --json
+has '--csv and --json: give one'
+quiet
 run 1 unknown-topology -- topo dgx-h200
 has 'unknown topology "dgx-h200"'
 for f in dangling-link zero-bandwidth negative-bandwidth unreachable-gpu duplicate-name; do
