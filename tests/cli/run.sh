@@ -788,7 +788,11 @@ corpus trace-100mb-line "$tmp/long-line.csv:3: line: longer than" serve \
   head -c 100000000 /dev/zero | tr '\0' a; printf '";\n'; } >"$tmp/long-line.cfg"
 corpus model-100mb-line "$tmp/long-line.cfg:3: line: longer than" train \
     --model "$tmp/long-line.cfg" --cluster dgx-h100 --tp 1 --timeline "$O.csv"
-rm -f "$tmp"/long-line.*
+# an @include'd file is held to the same bound (it took a minute a line)
+printf 'model = "llama-2-7b";\n@include "long-line.cfg"\n' >"$tmp/inc-long.cfg"
+corpus include-100mb-line "$tmp/long-line.cfg:3: line: longer than" train \
+    "$tmp/inc-long.cfg" --timeline "$O.csv"
+rm -f "$tmp"/long-line.* "$tmp/inc-long.cfg"
 
 # ---- a run ended by a signal leaves no temporary file --------------------
 # serve streams its Chrome trace into a temporary sibling while it runs;
