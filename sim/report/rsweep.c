@@ -184,7 +184,7 @@ static int append_line(rsweep_file *f, util_buf *b, llm_err *e)
     if (b->nomem)
         return err_set(e, "out of memory");
     if (write_all(f->fd, b->s, b->len) || fsync(f->fd))
-        return err_set(e, "%s: %s", f->path, strerror(errno));
+        return err_set(e, "%s: write error: %s", f->path, strerror(errno));
     return 0;
 }
 
@@ -192,7 +192,7 @@ static char *slurp(const char *path, size_t *len, llm_err *e)
 {
     FILE *fp = fopen(path, "rb");
     if (!fp) {
-        err_set(e, "%s: %s", path, strerror(errno));
+        err_set(e, "%s: cannot read: %s", path, strerror(errno));
         return NULL;
     }
     util_buf b = {0};
@@ -352,7 +352,7 @@ int rsweep_open(rsweep_file *f, const char *path, const sweep_spec *s,
     }
     f->fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
     if (f->fd < 0) {
-        err_set(e, "%s: %s", path, strerror(errno));
+        err_set(e, "%s: cannot create: %s", path, strerror(errno));
         rsweep_close(f);
         return -1;
     }

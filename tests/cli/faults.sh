@@ -67,6 +67,24 @@ if [ $rc -eq 1 ] && grep -q 'incomplete PNG' "$tmp/err" && [ ! -s "$tmp/out" ] &
     [ ! -e "$tmp/lim.png" ]; then ok
 else bad "exit $rc, $(head -c 200 "$tmp/err"); $(ls "$tmp"/lim.png* 2>&1)"; fi
 
+# an output in a folder that does not exist: every output flag exits 1
+# naming it (the timeline's once freed the engine twice: exit 134), and
+# prints nothing
+N="$tmp/no-such-dir"
+for t in "train configs/train-llama2-7b-8xh100.cfg --trace $N/t.json" \
+         "train configs/train-llama2-7b-8xh100.cfg --timeline $N/t.csv" \
+         "serve configs/serve-llama2-70b-8xh100.cfg --requests 50 --csv $N/s.csv" \
+         "serve configs/serve-llama2-70b-8xh100.cfg --requests 50 --trace $N/s.json" \
+         "topo dgx-h100 --dot $N/t.dot" \
+         "sweep configs/train-llama2-7b-8xh100.cfg --vary parallel.tp=1,2 --no-progress --out $N/s.csv" \
+         "compare $tmp/ah2.cfg --png $N/c.png" \
+         "calibrate --fit --out $N/cal"; do
+    # shellcheck disable=SC2086
+    run 1 "missing-folder: $t" -- $t
+    has "$N/[a-z./0-9-]*: cannot create: No such file or directory"
+    quiet
+done
+
 # a directory is not an output file
 run 1 output-directory -- train configs/train-llama2-7b-8xh100.cfg --trace "$tmp"
 has "$tmp: is a directory"

@@ -811,6 +811,23 @@ if ls "$tmp"/sig.json.tmp.* >/dev/null 2>&1; then ok; else bad "no temporary tra
 kill -TERM $pid
 wait $pid 2>/dev/null
 if ls "$tmp"/sig.* >/dev/null 2>&1; then bad "left $(ls "$tmp"/sig.*)"; else ok; fi
+# SIGKILL cannot be caught: the temporary stays, the output it was to
+# become does not appear, and the next run is not tripped by either
+cur=sigkill-then-rerun
+# shellcheck disable=SC2086
+$L serve --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 50 --prompt-len 100 \
+    --output-len 100 --requests 200000 --force --trace "$tmp/sig.json" >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ $i -lt 600 ] && ! ls "$tmp"/sig.json.tmp.* >/dev/null 2>&1; do
+    sleep 0.1; i=$((i + 1)); done
+kill -KILL $pid
+wait $pid 2>/dev/null
+if [ -e "$tmp/sig.json" ]; then bad "a killed run left its output"; else ok; fi
+run 0 rerun-after-sigkill -- serve --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 50 \
+    --prompt-len 100 --output-len 100 --requests 100 --trace "$tmp/sig.json"
+if [ -s "$tmp/sig.json" ]; then ok; else bad "the rerun wrote no trace"; fi
+rm -f "$tmp"/sig.*
 
 # ---- faults: devices, pipes, full disks, size limits, locks ----------------
 . "$(dirname "$0")/faults.sh"
