@@ -31,6 +31,17 @@ extern const cmd_def cmd_gpus_def, cmd_model_def, cmd_memory_def,
     cmd_topo_def, cmd_collective_def, cmd_kernel_def, cmd_calibrate_def,
     cmd_train_def, cmd_serve_def, cmd_sweep_def, cmd_search_def, cmd_compare_def;
 
+/* Every command, in the order `llmsim --help` lists them; the one named
+ * `name`, or NULL. */
+extern const cmd_def *const cmd_list[];
+extern const int cmd_count;
+const cmd_def *cmd_find(const char *name);
+
+/* Set (by the command-line fuzz target): each command stops once its
+ * options are parsed and its input files read and checked, before it
+ * builds a cluster, simulates or writes anything. */
+extern bool cmd_inputs_only;
+
 /* `llmsim help CMD`: the usage text, then the settings table's lines for
  * the command's kinds of experiment. */
 void cmd_help(const cmd_def *d, FILE *fp);

@@ -606,7 +606,7 @@ static int run(int argc, char **argv, llm_err *e)
     };
     int fit = 0, runb = 0, ch;
     const char *gpu = NULL, *traces = NULL, *out = NULL;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, a half-read "-xy" included */
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (ch) {
@@ -627,6 +627,8 @@ static int run(int argc, char **argv, llm_err *e)
         return err_set(e, "expected --fit or --run (see `llmsim help "
                           "calibrate`)"),
                EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     char tdir[PATH_MAX], odir[PATH_MAX];
     snprintf(tdir, sizeof tdir, "%s", traces ? traces : "");
     if (!traces)

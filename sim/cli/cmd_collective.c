@@ -62,7 +62,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
     };
     static const char *const onoff[] = {"off", "on"};
     int ch;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, a half-read "-xy" included */
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":b:e:f:", opts, NULL)) != -1) {
         int rc = 0;
@@ -193,6 +193,8 @@ static int run(int argc, char **argv, llm_err *e)
                .b = 8, .e = 8.0 * (1 << 30), .f = 2};
     if (parse(argc, argv, &o, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     gpu_catalog cat;
     if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;

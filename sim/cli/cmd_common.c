@@ -57,12 +57,28 @@ int cmd_bad_option(const char *cmd, const char *arg, const void *longopts,
                    cmd);
 }
 
+const cmd_def *const cmd_list[] = {
+    &cmd_gpus_def,  &cmd_model_def,  &cmd_memory_def, &cmd_topo_def,
+    &cmd_collective_def, &cmd_train_def, &cmd_serve_def, &cmd_sweep_def,
+    &cmd_search_def, &cmd_compare_def, &cmd_kernel_def, &cmd_calibrate_def,
+};
+const int cmd_count = (int)(sizeof cmd_list / sizeof cmd_list[0]);
+bool cmd_inputs_only;
+
+const cmd_def *cmd_find(const char *name)
+{
+    for (int i = 0; i < cmd_count; i++)
+        if (strcmp(cmd_list[i]->name, name) == 0)
+            return cmd_list[i];
+    return NULL;
+}
+
 int cmd_getopt(const char *cmd, int argc, char **argv, const void *longopts,
                int (*one)(void *ctx, int ch, const char *v, llm_err *e),
                void *ctx, llm_err *e)
 {
     int ch;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, a half-read "-xy" included */
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
         if (ch == ':')

@@ -103,6 +103,8 @@ static int run(int argc, char **argv, llm_err *e)
     if (cmd_load_exp(EXP_COMPARE, &f, &a, e) ||
         cfg_compare_econ(&f, e) || load_experiments(&f, &t, &s, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     static compare_result r;
     if (compare_run(&f, f.training[0] ? &t : NULL, f.serving[0] ? &s : NULL,
                     f.search, cfg_loader(), &r, e))

@@ -57,7 +57,7 @@ static int run(int argc, char **argv, llm_err *e)
         {0, 0, 0, 0},
     };
     int json = 0, cmp = 0, ch;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, a half-read "-xy" included */
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         if (ch == 'j')

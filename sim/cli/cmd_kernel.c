@@ -207,6 +207,8 @@ static int run(int argc, char **argv, llm_err *e)
     o.op.batch = 1;
     if (parse(argc, argv, &o, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     gpu_catalog cat;
     if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;

@@ -292,6 +292,8 @@ static int run(int argc, char **argv, llm_err *e)
     model_spec m;
     if (cfg_load_model_named(name, &m, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     fill_infer_defaults(&o.i, &m);
     /* --recommend alone checks each layout it tries, not the given one */
     bool check = o.gpus != NULL;

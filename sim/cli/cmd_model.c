@@ -58,7 +58,7 @@ static int run(int argc, char **argv, llm_err *e)
     };
     int json = 0, list = 0, ch;
     int seq = 0;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, a half-read "-xy" included */
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (ch) {

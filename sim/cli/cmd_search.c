@@ -79,6 +79,8 @@ static int run_train(const qopts *o, const cmd_args *a, llm_err *e)
     exp_train_defaults(&x);
     if (cmd_load_exp(EXP_TRAIN, &x, a, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     exp_env v;
     search_result s;
     struct timespec t0;
@@ -106,6 +108,8 @@ static int run_serve(const qopts *o, const cmd_args *a, llm_err *e)
     exp_serve_defaults(&x);
     if (cmd_load_exp(EXP_SERVE, &x, a, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     /* --gpus is the GPUs to search over, not the experiment's */
     int gpus = x.h.src[settings_index(settings_by_key(EXP_SERVE, "gpus"))].how ==
                        SRC_FLAG

@@ -105,6 +105,8 @@ static int run(int argc, char **argv, llm_err *e)
     take_chrome(&a, &o);
     if (cmd_load_exp(EXP_SERVE, &x, &a, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     rserve_trace tr = {0};
     if (o.chrome && rserve_trace_open(&tr, o.chrome, e))
         return EXIT_BAD_INPUT;

@@ -471,6 +471,10 @@ static int sweep_main(sopts *o, int rank, int size, llm_err *e)
     int rc = -1;
     if (read_file(o, e) || build_spec(o, &s, e))
         goto out;
+    if (cmd_inputs_only) {
+        rc = 0;
+        goto out;
+    }
     default_out(o);
 #ifdef LLMSIM_MPI
     if (size > 1 && rank > 0) {

@@ -98,7 +98,7 @@ static int run(int argc, char **argv, llm_err *e)
     int json = 0, ch;
     int nodes = 0;
     const char *dot = NULL, *name = NULL;
-    optind = 1;
+    optind = 0; /* glibc: a full reset, a half-read "-xy" included */
     opterr = 0;
     while ((ch = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         if (ch == 'j')
@@ -123,6 +123,8 @@ static int run(int argc, char **argv, llm_err *e)
         return err_set(e, "expected one topology name or file (see `llmsim "
                           "help topo`)"),
                EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     gpu_catalog cat;
     if (cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;

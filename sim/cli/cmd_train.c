@@ -96,6 +96,8 @@ static int run(int argc, char **argv, llm_err *e)
                   &o, &a, e) ||
         cmd_load_exp(EXP_TRAIN, &x, &a, e))
         return EXIT_BAD_INPUT;
+    if (cmd_inputs_only)
+        return EXIT_OK;
     o.run.record = o.trace || o.timeline;
     exp_train_out out;
     if (exp_train_run(&x, &o.run, cfg_loader(), &out, e))

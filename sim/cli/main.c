@@ -8,21 +8,6 @@
 #include "cli/cmd.h"
 #include "base/util.h"
 
-static const cmd_def *const commands[] = {
-    &cmd_gpus_def,
-    &cmd_model_def,
-    &cmd_memory_def,
-    &cmd_topo_def,
-    &cmd_collective_def,
-    &cmd_train_def,
-    &cmd_serve_def,
-    &cmd_sweep_def,
-    &cmd_search_def,
-    &cmd_compare_def,
-    &cmd_kernel_def,
-    &cmd_calibrate_def,
-};
-#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
 static void usage(FILE *out)
 {
@@ -34,28 +19,21 @@ static void usage(FILE *out)
             "       llmsim --version\n\n"
             "commands:\n",
             LLMSIM_VERSION);
-    for (int i = 0; i < NCOMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+    for (int i = 0; i < cmd_count; i++)
+        fprintf(out, "  %-10s %s\n", cmd_list[i]->name, cmd_list[i]->summary);
     fprintf(out, "\nExit status: 0 success, 1 bad input, 2 does not fit "
                  "(memory checks).\nData files: %s\n",
             cfg_datadir());
 }
 
-static const cmd_def *find(const char *name)
-{
-    for (int i = 0; i < NCOMMANDS; i++)
-        if (strcmp(commands[i]->name, name) == 0)
-            return commands[i];
-    return NULL;
-}
-
 static int unknown_command(const char *name)
 {
-    const char *names[NCOMMANDS];
-    for (int i = 0; i < NCOMMANDS; i++)
-        names[i] = commands[i]->name;
+    const char *names[32]; /* more than cmd_count */
+    for (int i = 0; i < cmd_count && i < 32; i++)
+        names[i] = cmd_list[i]->name;
     char hint[96];
-    util_did_you_mean(hint, sizeof hint, name, names, NCOMMANDS);
+    util_did_you_mean(hint, sizeof hint, name, names,
+                      cmd_count < 32 ? cmd_count : 32);
     fprintf(stderr, "llmsim: unknown command \"%s\"%s; `llmsim --help` "
                     "lists the commands\n",
             name, hint);
@@ -102,13 +80,13 @@ int main(int argc, char **argv)
             usage(stdout);
             return flush_stdout(NULL, EXIT_OK);
         }
-        const cmd_def *d = find(argv[2]);
+        const cmd_def *d = cmd_find(argv[2]);
         if (!d)
             return unknown_command(argv[2]);
         cmd_help(d, stdout);
         return flush_stdout(NULL, EXIT_OK);
     }
-    const cmd_def *d = find(c);
+    const cmd_def *d = cmd_find(c);
     if (!d)
         return unknown_command(c);
     for (int i = 2; i < argc; i++)
