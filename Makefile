@@ -61,7 +61,7 @@ TESTSRC = $(wildcard tests/unit/test_*.c)
 TESTBIN = $(TESTSRC:tests/unit/%.c=$(BUILD)/tests/%)
 # fuzz targets (fuzz/README.md): `make unit` replays their corpus and
 # regression inputs with $(CC); `make fuzz` fuzzes them with libFuzzer
-FUZZ_TARGETS = model hf gpus topo train serve compare trace lens calib sweep
+FUZZ_TARGETS = model hf gpus topo train include serve compare trace lens calib sweep argv
 REPLAYBIN = $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay-%)
 FUZZ_SECONDS ?= 30
 BIN = $(if $(filter build,$(BUILD)),llmsim,$(if $(filter build-mpi,$(BUILD)),llmsim-mpi,$(BUILD)/llmsim))

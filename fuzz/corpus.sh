@@ -7,7 +7,7 @@ set -e
 C=fuzz/corpus
 HF=${HF_CONFIGS:-tests/data/hf-configs}
 rm -rf $C
-for t in model hf gpus topo train serve compare trace lens calib sweep; do
+for t in model hf gpus topo train include serve compare trace lens calib sweep argv; do
     mkdir -p $C/$t
 done
 
@@ -21,7 +21,7 @@ for f in Llama-2-7b-hf Meta-Llama-3-8B Mixtral-8x7B-v0.1 DeepSeek-R1 \
          bloom opt-175b gpt-neox-20b DeepSeek-R1-Distill-Qwen-1.5B; do
     cp "$HF/$f.json" $C/hf/
 done
-cp tests/bad/model-*.json $C/hf/
+cp tests/bad/model-*.json tests/bad/hf-*.json $C/hf/
 
 # gpus: the catalog, each GPU alone, and the bad one
 cp topologies/gpus.cfg $C/gpus/
@@ -121,5 +121,43 @@ printf '2%s\n0,0123456789abcdef,1,1,ok,,1.5,3,"x,""y"""\n5,0123456789abcdef,2,2,
     "$H" > $C/sweep/2-resume
 printf '2%s\n11,0123456789abcdef,4,8,ok,,2,4,z\n3,0123456789abc' "$H" > $C/sweep/2-torn
 printf '2point,sweep,parallel.tp,nodes,status,error\n' > $C/sweep/2-header-only
+
+# include: "main.cfg\n@@@\nplan.cfg" (fuzz/fuzz_include.c)
+printf 'model = "llama-2-7b";\ncluster = "dgx-h100";\n@include "plan.cfg"\n@@@\nparallel = { tp = 2; pp = 2; dp = 2; global_batch = 16; };\n' \
+    > $C/include/plan
+printf 'model = "llama-2-7b";\n@include "plan.cfg"\n@@@\n@include "main.cfg"\n' \
+    > $C/include/cycle
+printf '@include "plan.cfg"\n@@@\nparallel = { seq_len = 4294971392; };\n' \
+    > $C/include/wrap
+printf 'nodes = 2;\n@include "missing.cfg"\n@@@\n' > $C/include/missing
+printf '@include "plan.cfg"\n@@@\nparallel = {\n  tp = 3;\n  pq = 1;\n};\n' \
+    > $C/include/typo
+
+# argv: one argument per line, the command first (fuzz/fuzz_argv.c)
+n=0
+while IFS= read -r line; do
+    n=$((n + 1))
+    printf '%s\n' $line > $C/argv/$(printf '%02d' $n)
+done <<'EOF_'
+train configs/train-llama2-7b-8xh100.cfg --tp 4 --set parallel.pp=2
+train --model llama-2-7b --cluster dgx-h100 --microbatches 4 --global-batch 64
+train configs/train-llama2-7b-8xh100.cfg --microbatches 4 --trace t.json
+serve configs/serve-llama2-70b-8xh100.cfg --rate 2 --prompt-len 100 --output-len 10
+serve --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 1 --cv 2 --prompt-len uniform:1:9 --output-len 5
+serve configs/serve-llama2-70b-disagg-2xh100.cfg --replicas 2 --csv x.csv
+memory --model llama-2-7b --gpu h100-sxm --batch 8 --context 4096
+memory --model llama-2-70b --train --gpu a100-sxm-80gb --tp 8 --recommend
+model llama-2-7b --json --seq-len 8192
+model tests/bad/model-typo-key.cfg
+gpus --compare h100-sxm a100-sxm-80gb
+topo dgx-h100 --nodes 4 --dot x.dot
+collective --cluster dgx-h100 --op all_reduce --algo nvls -b 8 -e 1G -f 4
+kernel --gpu h100-sxm --gemm 4096x4096x4096 --dtype fp8
+sweep configs/sweep-scaling-interconnect.cfg --vary parallel.tp=1,2 --out x.csv -j 1
+search configs/search-gpt3-175b-1024xa100.cfg --top 3
+search configs/serve-llama2-70b-8xh100.cfg --gpus 8
+compare configs/compare-8xa100-vs-4xh100.cfg --no-search --png x.png
+calibrate --fit --out x
+EOF_
 
 du -sh $C

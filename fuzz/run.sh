@@ -17,7 +17,8 @@ fail=0
 max_len() {
     case $1 in
     calib) echo 65536 ;;   # a table of a few hundred rows
-    gpus|train|topo|model) echo 32768 ;;
+    gpus|train|topo|model|include) echo 32768 ;;
+    argv) echo 4096 ;;
     lens|sweep|trace) echo 8192 ;;
     *) echo 16384 ;;
     esac
