@@ -1265,7 +1265,9 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
     for (int way = 0; rc == 0 && c->P > 1 && way < 2; way++) {
         memset(tmp, 0, sizeof(double) * (size_t)L);
         p2p_s(c, way, 1 - way, tmp);
-        for (int l = 0; l < L; l++)
+        if (c->failed)
+            rc = -1;
+        for (int l = 0; rc == 0 && l < L; l++)
             acc[COMM_PP * L + l] += (double)c->M * c->V * tmp[l];
     }
     /* the two busiest links of each kind, so that NVLink does not hide the
@@ -1431,8 +1433,8 @@ static int close_step(ctx *c, sim *S, train_result *r, double *step_s,
         r->dp_bytes_per_gpu += stage_dp_bytes(p, stage_params(c, S, s),
                                               stage_frozen(c, S, s)) /
                                c->P * (p->zero >= 3 ? c->M : 1);
-    int rc = 0;
-    if (!c->in->free_comm && link_load(c, S, step, r))
+    int rc = c->failed ? -1 : 0; /* finish_step's collectives */
+    if (rc == 0 && !c->in->free_comm && link_load(c, S, step, r))
         rc = -1;
     if (rc == 0 && S->rec) {
         rc = record_stages(S, dp_start, dp_len, step);
