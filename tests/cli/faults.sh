@@ -12,7 +12,9 @@ fifo_out() {
     shift
     rm -f "$tmp/f.fifo" "$tmp/f.got"
     mkfifo "$tmp/f.fifo"
-    cat "$tmp/f.fifo" >"$tmp/f.got" &
+    # (bounded: a command that fails before opening the FIFO leaves the
+    # reader waiting for a writer)
+    timeout 120 cat "$tmp/f.fifo" >"$tmp/f.got" &
     reader=$!
     args=$(echo "$*" | sed "s|@|$tmp/f.fifo|g")
     # shellcheck disable=SC2086

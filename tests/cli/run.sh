@@ -667,7 +667,7 @@ EOF_
     corpus "$file" "$B/$file:$line: $key" train --model "$B/$file" $TRAIN1
 done
 for f in dangling-link:9:b duplicate-name:7:name negative-bandwidth:9:GBps \
-         self-loop:68:map repeat-link:65:links \
+         self-loop:68:map repeat-link:65:links count-wrap:45:4294967304 \
          zero-bandwidth:9:GBps unreachable-gpu:8:links; do
     IFS=: read -r file line key <<EOF_
 $f
@@ -711,7 +711,13 @@ corpus train-include-error "$B/include/plan-tp3.cfg:3: parallel.tp: 3 does not d
 # a file named without a folder (libconfig's include directory is then
 # the working one); it crashed in config_set_include_dir(NULL)
 cp $B/model-zero-layers.cfg $B/topo-dangling-link.cfg "$tmp/"
-LA=$(echo "$L" | sed "s|\./llmsim|$PWD/llmsim|")
+# $L with its relative program path made absolute (it may be
+# "valgrind ... ./llmsim" or build-asan/llmsim)
+LA=
+for w in $L; do
+    case $w in /*) ;; *) [ -x "$w" ] && [ -f "$w" ] && w="$PWD/$w" ;; esac
+    LA="$LA $w"
+done
 # shellcheck disable=SC2086
 (cd "$tmp" && $LA model \
     model-zero-layers.cfg >"$tmp/out" 2>"$tmp/err"); rc=$?
