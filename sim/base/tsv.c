@@ -29,7 +29,7 @@ int tsv_load(const char *path, tsv *t, llm_err *e)
     memset(t, 0, sizeof *t);
     snprintf(t->path, sizeof t->path, "%s", path);
     size_t len;
-    t->text = util_read_file(path, &len, e);
+    t->text = util_read_file(path, "a tab-separated table", &len, e);
     if (!t->text)
         return -1;
     if (memchr(t->text, '\0', len))

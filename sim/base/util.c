@@ -66,13 +66,28 @@ const char *util_did_you_mean(char *buf, size_t len, const char *word,
     return buf;
 }
 
-char *util_read_file(const char *path, size_t *len_out, llm_err *e)
+FILE *util_open_input(const char *path, const char *what, llm_err *e)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         err_set(e, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        err_set(e, "%s: is a directory (expected %s)", path, what);
+        return NULL;
+    }
+    return f;
+}
+
+char *util_read_file(const char *path, const char *what, size_t *len_out,
+                     llm_err *e)
+{
+    FILE *f = util_open_input(path, what, e);
+    if (!f)
+        return NULL;
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     if (!buf) {

@@ -25,8 +25,14 @@ const char *util_suggest(const char *word, const char *const *cands, int n);
 const char *util_did_you_mean(char *buf, size_t len, const char *word,
                               const char *const *cands, int n);
 
-/* Reads a whole file into a NUL-terminated heap buffer (caller frees). */
-char *util_read_file(const char *path, size_t *len_out, llm_err *e);
+/* Reads a whole file into a NUL-terminated heap buffer (caller frees);
+ * what: the kind of file, for the message when path is a directory. */
+char *util_read_file(const char *path, const char *what, size_t *len_out,
+                     llm_err *e);
+
+/* fopen(path, "rb") of an input file; NULL with "PATH: cannot open: why"
+ * or "PATH: is a directory (expected WHAT)" in e. */
+FILE *util_open_input(const char *path, const char *what, llm_err *e);
 
 /* 1-based line number of the first occurrence of `needle` in `text`,
  * 0 when absent.  Used to point JSON key errors at a line. */

@@ -248,7 +248,7 @@ int cfg_load_hf_json(const char *path, model_spec *m, llm_err *e)
 {
     memset(m, 0, sizeof *m);
     size_t len;
-    char *text = util_read_file(path, &len, e);
+    char *text = util_read_file(path, "a Hugging Face config.json", &len, e);
     if (!text)
         return -1;
     json_error_t je;

@@ -184,7 +184,7 @@ static bool plot_complete(const char *text, size_t n, bool svg)
 static int plot_install(const char *tmp, const char *png, bool svg, llm_err *e)
 {
     size_t n;
-    char *text = util_read_file(tmp, &n, e);
+    char *text = util_read_file(tmp, "a PNG", &n, e);
     remove(tmp);
     if (!text)
         return -1;

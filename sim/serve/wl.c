@@ -475,9 +475,10 @@ int wl_read_trace(const char *path, double rate_scale, int limit,
                        "%s: rate scale %g (expected a number > 0; 2 = "
                        "twice the rate)",
                        path, rate_scale);
-    FILE *f = fopen(path, "rb");
+    FILE *f = util_open_input(path, "a text CSV with columns " TRACE_HEADER,
+                              e);
     if (!f)
-        return err_set(e, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
     line_rd rd;
     rd_init(&rd, f, path, "a text CSV with columns " TRACE_HEADER);
     trace_acc acc = {.rate_scale = rate_scale};
@@ -670,12 +671,14 @@ static int len_empirical(const char *opt, const char *spec, const char *path,
     if (*path == '\0')
         return err_set(e, "%s: \"%s\": no file (expected empirical:PATH)", opt,
                        spec);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return err_set(e,
-                       "%s: %s: cannot open: %s (expected empirical:PATH, "
-                       "a trace or a file of integers)",
-                       opt, path, strerror(errno));
+    llm_err why;
+    FILE *f = util_open_input(path, "empirical:PATH, a trace or a file of "
+                                    "integers", &why);
+    if (!f) /* the directory message says what was expected already */
+        return err_set(e, "%s: %s%s", opt, why.msg,
+                       strstr(why.msg, "(expected") ? ""
+                       : " (expected empirical:PATH, a trace or a file of "
+                         "integers)");
     line_rd rd;
     rd_init(&rd, f, path, LIST_EXPECT);
     int got = rd_next(&rd, e);

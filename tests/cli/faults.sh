@@ -87,6 +87,18 @@ for t in "train configs/train-llama2-7b-8xh100.cfg --trace $N/t.json" \
     quiet
 done
 
+# a directory is not an input file either, in any format
+mkdir -p "$tmp/d.json" "$tmp/cal/gemm.tsv"
+for t in "model $tmp" "model $tmp/d.json" "topo $tmp" "compare $tmp" "sweep $tmp" \
+         "train $tmp" "serve --model llama-2-7b --cluster dgx-h100 --tp 1 --trace $tmp" \
+         "kernel --gpu h100-sxm --gemm 8x8x8 --calib $tmp/cal"; do
+    # shellcheck disable=SC2086
+    run 1 "input-directory: $t" -- $t
+    has "$tmp[a-z./]*: is a directory \(expected "
+    quiet
+done
+rm -rf "$tmp/d.json" "$tmp/cal"
+
 # a directory is not an output file
 run 1 output-directory -- train configs/train-llama2-7b-8xh100.cfg --trace "$tmp"
 has "$tmp: is a directory"
