@@ -39,7 +39,29 @@ static unsigned char file_index(cfgu *c, exp_head *h,
     return (unsigned char)++h->ninc;
 }
 
-/* One scalar value of the file into its setting. */
+/* A list of integers ([7, 8, 8, 7]) into a list setting. */
+static int put_list(const setting *s, exp_kind k, void *x,
+                    const config_setting_t *v, char *why, size_t len)
+{
+    static long long vals[PLAN_MAX_VSTAGES + 1];
+    int n = config_setting_length(v);
+    int keep = n < PLAN_MAX_VSTAGES + 1 ? n : PLAN_MAX_VSTAGES + 1;
+    for (int i = 0; i < keep; i++) {
+        const config_setting_t *e = config_setting_get_elem(v, (unsigned)i);
+        int t = config_setting_type(e);
+        if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64) {
+            char expect[200];
+            settings_expect(s, expect, sizeof expect);
+            snprintf(why, len, "entry %d is not an integer (expected %s)",
+                     i + 1, expect);
+            return -1;
+        }
+        vals[i] = config_setting_get_int64(e);
+    }
+    return settings_put_ints(s, k, x, vals, keep, why, len);
+}
+
+/* One value of the file into its setting. */
 static int put(cfgu *c, exp_kind k, void *x, exp_src *src,
                const config_setting_t *v, const char *key)
 {
@@ -65,6 +87,10 @@ static int put(cfgu *c, exp_kind k, void *x, exp_src *src,
     case CONFIG_TYPE_STRING:
         rc = settings_put_str(s, k, x, config_setting_get_string(v), why,
                               sizeof why);
+        break;
+    case CONFIG_TYPE_ARRAY:
+    case CONFIG_TYPE_LIST:
+        rc = put_list(s, k, x, v, why, sizeof why);
         break;
     default: {
         char expect[200];

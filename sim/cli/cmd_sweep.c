@@ -374,6 +374,19 @@ static int check_axes(const sopts *o, const sweep_spec *s, llm_err *e)
     exp_kind k = o->serve ? EXP_SERVE : EXP_TRAIN;
     static exp_train tx;
     static exp_serve sx;
+    for (int a = 0; a < s->naxes; a++) {
+        /* an axis's values are split at commas, as a list's entries are */
+        const setting *st = settings_by_key(k, s->axes[a].key);
+        if (st && st->type == SET_INTLIST && a < o->group.nvary)
+            return err_set(e, "%s:%d: sweep.vary: %s: a list setting cannot "
+                              "be swept (expected it in the experiment, or "
+                              "one sweep per list)", o->file,
+                           o->group.vary_line[a], s->axes[a].key);
+        if (st && st->type == SET_INTLIST)
+            return err_set(e, "--vary %s: a list setting cannot be swept "
+                              "(expected it in the experiment, or one sweep "
+                              "per list)", s->axes[a].key);
+    }
     for (int a = 0; a < s->naxes; a++)
         for (int v = 0; v < s->axes[a].n; v++)
             for (int b = 0; b < s->naxes; b++) {

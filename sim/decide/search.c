@@ -121,6 +121,12 @@ static int evaluate_done(long i, const char *r, void *ctx)
 /* One complete plan: queued; evaluated later, all at once. */
 static int consider(walk *w, const plan_train *p)
 {
+    /* a stage list given for another pipeline shape does not apply */
+    if (p->layers_per_stage.n && p->layers_per_stage.n != plan_vstages(p)) {
+        plan_train q = *p;
+        q.layers_per_stage.n = 0;
+        return push(&w->all, w->e, &q, 0, 0);
+    }
     return push(&w->all, w->e, p, 0, 0);
 }
 
@@ -137,9 +143,8 @@ static int schedules(walk *w, plan_train *p)
     if (consider(w, p))
         return -1;
     /* Megatron-LM's interleaved schedule wants M a multiple of PP */
-    int per = w->base->m->layers / p->pp;
     for (int v = 2; v <= 8 && M % p->pp == 0; v++)
-        if (per % v == 0) {
+        if (plan_layers_split(w->base->m, p->pp * v)) {
             p->schedule = SCHED_INTERLEAVED;
             p->vpp = v;
             if (consider(w, p))
@@ -186,7 +191,7 @@ static int shapes(walk *w)
         if (m->heads % tp || w->gpus % tp)
             continue;
         for (int pp = 1; pp <= m->layers && tp * pp <= w->gpus; pp++) {
-            if (m->layers % pp || (w->gpus / tp) % pp)
+            if (!plan_layers_split(m, pp) || (w->gpus / tp) % pp)
                 continue;
             for (int cp = 1; cp <= (long_seq ? 8 : 1); cp *= 2) {
                 if ((w->gpus / tp / pp) % cp || p.seq_len % cp)

@@ -108,6 +108,13 @@ const setting settings_table[] = {
     {.flag = "vpp", INT(1, 1024), .dflt = "1",
      .help = "virtual stages per GPU (interleaved schedule)",
      .at = {TRAIN("parallel.vpp", plan.vpp)}},
+    {.flag = "layers-per-stage", .type = SET_INTLIST, .lo = 1,
+     .hi = MODEL_MAX_LAYERS, .size = PLAN_MAX_VSTAGES,
+     .dflt_help = "even; when pp does not divide the layers but divides "
+                  "layers + 2, the first and last stage a layer short",
+     .help = "layers of each pipeline stage (interleaved: of each virtual "
+             "stage, in model order)",
+     .at = {TRAIN("parallel.layers_per_stage", plan.layers_per_stage)}},
     {.flag = "micro-batch", INT(1, 1 << 20), .dflt = "1",
      .help = "sequences per microbatch",
      .at = {TRAIN("parallel.micro_batch", plan.micro_batch)}},
@@ -425,6 +432,11 @@ void settings_expect(const setting *s, char *buf, size_t len)
     case SET_STR:
         snprintf(buf, len, "a quoted string");
         return;
+    case SET_INTLIST:
+        snprintf(buf, len, "a list of at most %zu integers %.0f..%.0f, as "
+                 "[7, 8, 8, 7] in a file or 7,8,8,7 on the command line",
+                 s->size, s->lo, s->hi);
+        return;
     case SET_ENUM:
     case SET_DTYPE: {
         size_t n = (size_t)snprintf(buf, len, "one of ");
@@ -447,11 +459,74 @@ static int fail(const setting *s, char *why, size_t len, const char *fmt,
     return -1;
 }
 
+int settings_put_ints(const setting *s, exp_kind k, void *x,
+                      const long long *v, int n, char *why, size_t len)
+{
+    if (s->type != SET_INTLIST)
+        return fail(s, why, len, "%s", "wrong type");
+    if (n < 1 || (size_t)n > s->size) {
+        char num[48];
+        snprintf(num, sizeof num, "%d entries", n);
+        return fail(s, why, len, "%s", num);
+    }
+    for (int i = 0; i < n; i++)
+        if ((double)v[i] < s->lo || (double)v[i] > s->hi) {
+            char num[64];
+            snprintf(num, sizeof num, "entry %d, %lld, is out of range",
+                     i + 1, v[i]);
+            return fail(s, why, len, "%s", num);
+        }
+    plan_int_list *f = field(s, k, x);
+    f->n = n;
+    for (int i = 0; i < n; i++)
+        f->v[i] = (int)v[i];
+    return 0;
+}
+
+/* "7,8,8,7" or "[7, 8, 8, 7]" */
+static int parse_ints(const setting *s, exp_kind k, void *x, const char *text,
+                      char *why, size_t len)
+{
+    static long long v[PLAN_MAX_VSTAGES + 1];
+    int n = 0;
+    const char *p = text;
+    while (*p == ' ' || *p == '[')
+        p++;
+    while (*p && *p != ']') {
+        char *end;
+        errno = 0;
+        long long x1 = strtoll(p, &end, 10);
+        if (errno || end == p)
+            return fail(s, why, len, "\"%.60s\" is not a list of integers",
+                        text);
+        if (n <= PLAN_MAX_VSTAGES)
+            v[n] = x1;
+        n++;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == ',')
+            p++;
+        else if (*p && *p != ']')
+            return fail(s, why, len, "\"%.60s\" is not a list of integers",
+                        text);
+        while (*p == ' ')
+            p++;
+    }
+    if (*p == ']' && p[1])
+        return fail(s, why, len, "\"%.60s\" is not a list of integers",
+                    text);
+    return settings_put_ints(s, k, x, v, n > PLAN_MAX_VSTAGES + 1 ? PLAN_MAX_VSTAGES + 1 : n,
+                             why, len);
+}
+
 int settings_put_int(const setting *s, exp_kind k, void *x, long long v,
                      char *why, size_t len)
 {
     if (s->type == SET_DOUBLE)
         return settings_put_real(s, k, x, (double)v, why, len);
+    if (s->type == SET_INTLIST) /* a list of one */
+        return settings_put_ints(s, k, x, &v, 1, why, len);
     if (s->type != SET_INT && s->type != SET_LONG)
         return fail(s, why, len, "%s", "wrong type");
     if ((double)v < s->lo || (double)v > s->hi) {
@@ -558,6 +633,8 @@ int settings_parse(const setting *s, exp_kind k, void *x, const char *text,
         if (strcmp(text, "true") && strcmp(text, "false"))
             return fail(s, why, len, "\"%.60s\" is not a bool", text);
         return settings_put_bool(s, k, x, text[0] == 't', why, len);
+    case SET_INTLIST:
+        return parse_ints(s, k, x, text, why, len);
     default: {
         size_t n = strlen(text);
         if (n >= 2 && text[0] == '"' && text[n - 1] == '"') {
@@ -644,6 +721,7 @@ static void put_default(const setting *s, exp_kind k, void *x)
     }
     case SET_BOOL: *(bool *)f = d && strcmp(d, "true") == 0; return;
     case SET_STR: snprintf(f, s->size, "%s", d ? d : ""); return;
+    case SET_INTLIST: ((plan_int_list *)f)->n = 0; return;
     case SET_ENUM: {
         int i = 0;
         while (d && i < s->nnames && strcmp(d, s->names[i]))
@@ -704,6 +782,15 @@ void settings_format(const setting *s, exp_kind k, const void *x, char *buf,
         snprintf(buf, len, "%s", d == DT_COUNT ? "auto" : dtype_name(d));
         return;
     }
+    case SET_INTLIST: {
+        const plan_int_list *l = f;
+        size_t n = 0;
+        buf[0] = '\0';
+        for (int i = 0; i < l->n && n < len; i++)
+            n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "",
+                                  l->v[i]);
+        return;
+    }
     }
 }
 
@@ -717,6 +804,7 @@ static void flag_text(const setting *s, char *buf, size_t len)
     case SET_DOUBLE: arg = " X"; break;
     case SET_BOOL: arg = s->flag_kind == FLAG_VALUE ? " true|false" : ""; break;
     case SET_STR: arg = " S"; break;
+    case SET_INTLIST: arg = " N,N,..."; break;
     default: arg = " NAME"; break;
     }
     snprintf(buf, len, "--%s%s", s->flag, arg);

@@ -39,7 +39,8 @@ typedef enum {
     SET_BOOL,   /* bool */
     SET_ENUM,   /* an int index into names (a C enum field) */
     SET_DTYPE,  /* a dtype among names; "auto" = DT_COUNT */
-    SET_STR     /* char[size] */
+    SET_STR,    /* char[size] */
+    SET_INTLIST /* plan_int_list: integers lo..hi, at most size of them */
 } set_type;
 
 /* How a bool flag works: --sp sets true, --no-flash-attn sets false. */
@@ -135,6 +136,9 @@ int settings_put_bool(const setting *s, exp_kind k, void *x, bool v,
                       char *why, size_t len);
 int settings_put_str(const setting *s, exp_kind k, void *x, const char *v,
                      char *why, size_t len);
+/* A list of integers (a file's [7, 8, 8, 7]) into a SET_INTLIST. */
+int settings_put_ints(const setting *s, exp_kind k, void *x,
+                      const long long *v, int n, char *why, size_t len);
 
 /* "KEY: unknown key (did you mean ...?) (expected ...)" for kind k. */
 void settings_unknown(exp_kind k, const char *key, char *why, size_t len);

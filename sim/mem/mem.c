@@ -181,14 +181,30 @@ static void add_tensor_states(const model_spec *m, const model_tensor *t,
         *layer_sum += n;
 }
 
-static states stage_states(const model_spec *m, int tp, int ep, int pp,
-                           int s, int lora_rank)
+/* The layer after l on pipeline stage s (its virtual stages in order), or
+ * -1 after the last; l = -1 gives the first. */
+static int next_stage_layer(const model_spec *m, const plan_train *p, int s,
+                            int l)
+{
+    int nv = plan_vstages(p);
+    for (int vs = s; vs < nv; vs += p->pp) {
+        int a, b;
+        plan_vstage_layers(m, p, vs, &a, &b);
+        if (l + 1 >= a && l + 1 < b)
+            return l + 1;
+        if (l < a && a < b)
+            return a;
+    }
+    return -1;
+}
+
+static states stage_states(const model_spec *m, const plan_train *p, int s)
 {
     states st = {0};
     model_tensor t[MODEL_MAX_TENSORS];
-    int l0, l1;
-    mem_stage_layers(m->layers, pp, s, &l0, &l1);
-    for (int l = l0; l < l1; l++) {
+    const int tp = p->tp, ep = p->ep, pp = p->pp, lora_rank = p->lora_rank;
+    for (int l = next_stage_layer(m, p, s, -1); l >= 0;
+         l = next_stage_layer(m, p, s, l)) {
         double layer = 0;
         int n = model_layer_tensors(m, l, t);
         for (int i = 0; i < n; i++) {
@@ -297,16 +313,15 @@ static double layers_held(const plan_train *p, int layers_stage, int s,
 static void train_activations(const model_spec *m, const plan_train *p,
                               int s, int held, mem_result *r)
 {
-    int l0, l1;
-    mem_stage_layers(m->layers, p->pp, s, &l0, &l1);
     double sum = 0, biggest = 0;
-    for (int l = l0; l < l1; l++) {
+    int nl = 0, in_flight;
+    for (int l = next_stage_layer(m, p, s, -1); l >= 0;
+         l = next_stage_layer(m, p, s, l), nl++) {
         double x = mem_act_layer_bytes(m, p, l);
         sum += x;
         if (x > biggest)
             biggest = x;
     }
-    int nl = l1 - l0, in_flight;
     r->microbatches = microbatches(p);
     if (held >= 0) {
         int vpp = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1;
@@ -350,7 +365,7 @@ void mem_train_stage(const model_spec *m, const plan_train *p,
 {
     memset(r, 0, sizeof *r);
     r->stage = s;
-    states st = stage_states(m, p->tp, p->ep, p->pp, s, p->lora_rank);
+    states st = stage_states(m, p, s);
     const double nd = (double)p->dp * p->cp, ne = nd / p->ep;
     const double w = mem_weight_bytes_per_param(p->precision);
     const double g = mem_grad_bytes_per_param(p);

@@ -263,7 +263,7 @@ static bool train_at(const model_spec *m, const plan_train *base,
     bool found = false;
     for (int tp = 1; tp <= 8 && tp <= n; tp *= 2) {
         for (int pp = 1; pp <= m->layers && tp * pp <= n; pp++) {
-            if (m->layers % pp || n % (tp * pp * base->cp))
+            if (!plan_layers_split(m, pp) || n % (tp * pp * base->cp))
                 continue;
             for (int z = base->zero; z <= 3; z++) {
                 plan_train q = *base;
@@ -271,6 +271,8 @@ static bool train_at(const model_spec *m, const plan_train *base,
                 q.pp = pp;
                 q.dp = n / (tp * pp * base->cp);
                 q.zero = z;
+                if (q.layers_per_stage.n && q.pp != base->pp)
+                    q.layers_per_stage.n = 0;
                 if (q.schedule == SCHED_INTERLEAVED && pp == 1) {
                     q.schedule = SCHED_1F1B;
                     q.vpp = 1;

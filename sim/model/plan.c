@@ -11,6 +11,49 @@ const char *const plan_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
 
 int plan_train_gpus(const plan_train *p) { return p->tp * p->pp * p->dp * p->cp; }
 
+int plan_vstages(const plan_train *p)
+{
+    return p->pp * (p->schedule == SCHED_INTERLEAVED ? p->vpp : 1);
+}
+
+/* Layers of virtual stage vs when none are given: even, else the first and
+ * the last a layer short (the embedding and the loss count as layers). */
+static int derived_layers(const model_spec *m, int nv, int vs)
+{
+    if (m->layers % nv == 0)
+        return m->layers / nv;
+    int base = (m->layers + 2) / nv;
+    return vs == 0 || vs == nv - 1 ? base - 1 : base;
+}
+
+bool plan_layers_split(const model_spec *m, int nv)
+{
+    return m->layers % nv == 0 ||
+           ((m->layers + 2) % nv == 0 && (m->layers + 2) / nv >= 2);
+}
+
+void plan_vstage_layers(const model_spec *m, const plan_train *p, int vs,
+                        int *first, int *last)
+{
+    int nv = plan_vstages(p), at = 0;
+    const plan_int_list *l = &p->layers_per_stage;
+    for (int i = 0; i < vs; i++)
+        at += l->n ? l->v[i] : derived_layers(m, nv, i);
+    *first = at;
+    *last = at + (l->n ? l->v[vs] : derived_layers(m, nv, vs));
+}
+
+int plan_stage_layer_count(const model_spec *m, const plan_train *p, int s)
+{
+    int n = 0, nv = plan_vstages(p);
+    for (int vs = s; vs < nv; vs += p->pp) {
+        int a, b;
+        plan_vstage_layers(m, p, vs, &a, &b);
+        n += b - a;
+    }
+    return n;
+}
+
 dtype plan_act_dtype(const plan_train *p)
 {
     switch (p->precision) {
@@ -40,6 +83,43 @@ static int check_tp(const model_spec *m, int tp, llm_err *e)
     return 0;
 }
 
+/* The layers split over the (virtual) stages: a given list sums to the
+ * layers with one entry per virtual stage, each at least 1; a derived
+ * split needs pp x vpp to divide the layers, or layers + 2. */
+static int check_split(const model_spec *m, const plan_train *p, llm_err *e)
+{
+    int nv = plan_vstages(p);
+    const plan_int_list *l = &p->layers_per_stage;
+    const char *what = p->schedule == SCHED_INTERLEAVED ? "virtual stages"
+                                                        : "stages";
+    if (l->n == 0) {
+        if (plan_layers_split(m, nv))
+            return 0;
+        return err_set(e, "--pp %d%s does not split the %d layers of %s: "
+                          "%d %s divide neither %d nor %d (the first and "
+                          "last stage a layer short) (expected a divisor, "
+                          "or --layers-per-stage)",
+                       p->pp, p->schedule == SCHED_INTERLEAVED ? " x --vpp"
+                                                              : "",
+                       m->layers, m->name, nv, what, m->layers,
+                       m->layers + 2);
+    }
+    if (l->n != nv)
+        return err_set(e, "--layers-per-stage gives %d entries for %d %s "
+                          "(expected one per %s)",
+                       l->n, nv, what,
+                       p->schedule == SCHED_INTERLEAVED ? "virtual stage"
+                                                        : "stage");
+    long sum = 0;
+    for (int i = 0; i < l->n; i++)
+        sum += l->v[i];
+    if (sum != m->layers)
+        return err_set(e, "--layers-per-stage sums to %ld, and %s has %d "
+                          "layers (expected a sum of %d)",
+                       sum, m->name, m->layers, m->layers);
+    return 0;
+}
+
 int plan_train_check(const model_spec *m, const plan_train *p, llm_err *e)
 {
     if (check_tp(m, p->tp, e))
@@ -48,20 +128,14 @@ int plan_train_check(const model_spec *m, const plan_train *p, llm_err *e)
         return err_set(e, "--lora-rank %d is negative (expected 0 for full "
                           "training or a LoRA rank such as 8, 16, 64)",
                        p->lora_rank);
-    if (m->layers % p->pp != 0)
-        return err_set(e, "--pp %d does not divide the %d layers of %s "
-                          "(expected a divisor of %d)",
-                       p->pp, m->layers, m->name, m->layers);
     if (p->schedule == SCHED_INTERLEAVED) {
         if (p->pp < 2)
             return err_set(e, "--schedule interleaved needs --pp >= 2");
-        if ((m->layers / p->pp) % p->vpp != 0)
-            return err_set(e, "--vpp %d does not divide the %d layers per "
-                              "stage (expected a divisor)",
-                           p->vpp, m->layers / p->pp);
     } else if (p->vpp != 1) {
         return err_set(e, "--vpp %d needs --schedule interleaved", p->vpp);
     }
+    if (check_split(m, p, e))
+        return -1;
     if (p->seq_len % p->cp != 0)
         return err_set(e, "--cp %d does not divide --seq-len %d", p->cp,
                        p->seq_len);

@@ -26,8 +26,21 @@ typedef enum {
 typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } plan_recompute;
 typedef enum { SCHED_1F1B, SCHED_GPIPE, SCHED_INTERLEAVED } plan_schedule;
 
+/* A list of small integers a setting gives (layers per pipeline stage). */
+#define PLAN_MAX_VSTAGES 256
+typedef struct plan_int_list {
+    int n; /* 0: none given */
+    int v[PLAN_MAX_VSTAGES];
+} plan_int_list;
+
 typedef struct plan_train {
     int tp, pp, dp, cp, ep, vpp;
+    /* layers of each pipeline stage (interleaved: of each virtual stage,
+     * in model order); n = 0: even, or when pp does not divide the layers
+     * but divides layers + 2, one layer fewer on the first and the last
+     * stage (Megatron-Core's account_for_embedding/loss_in_pipeline_split:
+     * the embedding and the loss each weigh a layer) */
+    plan_int_list layers_per_stage;
     bool sp;
     int micro_batch, global_batch; /* global_batch 0 = micro_batch·dp·pp */
     int seq_len;
@@ -68,6 +81,18 @@ extern const char *const plan_schedule_names[3];
 
 /* GPUs the plan occupies: tp x pp x dp x cp (experts shard inside dp x cp). */
 int plan_train_gpus(const plan_train *p);
+
+/* Virtual stages: pp, times vpp under the interleaved schedule.  Virtual
+ * stage vs runs on GPU stage vs % pp. */
+int plan_vstages(const plan_train *p);
+/* The layers [*first, *last) of virtual stage vs of a checked plan. */
+void plan_vstage_layers(const model_spec *m, const plan_train *p, int vs,
+                        int *first, int *last);
+/* Whether nv (virtual) stages split model m's layers without a given list:
+ * nv divides the layers, or layers + 2 (the first and last a layer short). */
+bool plan_layers_split(const model_spec *m, int nv);
+/* Layers on pipeline stage s (all its virtual stages). */
+int plan_stage_layer_count(const model_spec *m, const plan_train *p, int s);
 
 /* The dtype of the activations layers hand each other, keep for the
  * backward and send between GPUs: the precision's own for fp32, tf32, fp16

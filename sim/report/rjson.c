@@ -27,7 +27,7 @@ json_t *rjson_link(const topo *t, int link, double bytes, double utilization)
     return o;
 }
 
-json_t *rjson_plan(const plan_train *p)
+json_t *rjson_plan(const plan_train *p, const model_spec *m)
 {
     json_t *o = json_object();
     json_object_set_new(o, "tp", json_integer(p->tp));
@@ -46,6 +46,20 @@ json_t *rjson_plan(const plan_train *p)
                         json_string(plan_schedule_names[p->schedule]));
     json_object_set_new(o, "vpp", json_integer(p->vpp));
     json_object_set_new(o, "precision", json_string(dtype_name(p->precision)));
+    int nv = plan_vstages(p);
+    bool uneven = p->layers_per_stage.n > 0 ||
+                  (m && m->layers % nv != 0);
+    if (uneven) {
+        json_t *a = json_array();
+        for (int vs = 0; vs < nv; vs++) {
+            int l0 = 0, l1 = p->layers_per_stage.n ? p->layers_per_stage.v[vs]
+                                                   : 0;
+            if (m)
+                plan_vstage_layers(m, p, vs, &l0, &l1);
+            json_array_append_new(a, json_integer(l1 - l0));
+        }
+        json_object_set_new(o, "layers_per_stage", a);
+    }
     if (p->lora_rank > 0)
         json_object_set_new(o, "lora_rank", json_integer(p->lora_rank));
     return o;

@@ -16,7 +16,9 @@ void rjson_print(FILE *fp, json_t *j);
 json_t *rjson_bytes(double bytes);
 /* {src, dst, kind, bytes, utilization} of one link of t. */
 json_t *rjson_link(const topo *t, int link, double bytes, double utilization);
-/* {tp, pp, dp, cp, ep, sp, micro_batch, ..., precision} of a plan. */
-json_t *rjson_plan(const plan_train *p);
+/* {tp, pp, dp, cp, ep, sp, micro_batch, ..., precision} of a plan, and
+ * layers_per_stage when the split is uneven or given (derived from model
+ * m when m is not NULL). */
+json_t *rjson_plan(const plan_train *p, const model_spec *m);
 
 #endif

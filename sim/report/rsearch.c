@@ -143,7 +143,7 @@ json_t *rsearch_train_json(const search_result *s, int top, const char *why)
         const search_plan *p = &s->ranked[i];
         json_t *o = json_object();
         json_object_set_new(o, "rank", json_integer(i + 1));
-        json_object_set_new(o, "plan", rjson_plan(&p->plan));
+        json_object_set_new(o, "plan", rjson_plan(&p->plan, NULL));
         json_object_set_new(o, "step_time_s", json_real(p->r.step_s));
         json_object_set_new(o, "tokens_per_s", json_real(p->r.tokens_per_s));
         json_object_set_new(o, "mfu", json_real(p->r.mfu));

@@ -5,6 +5,33 @@
 #include "base/util.h"
 #include "report/rjson.h"
 
+/* "layers per stage 7, 8 x 14, 7" when the stages differ (runs of equal
+ * stages folded). */
+static void stage_split_text(FILE *fp, const model_spec *m,
+                             const plan_train *p)
+{
+    int nv = plan_vstages(p);
+    if (p->layers_per_stage.n == 0 && m->layers % nv == 0)
+        return;
+    fprintf(fp, "layers per %sstage ",
+            p->schedule == SCHED_INTERLEAVED ? "virtual " : "");
+    for (int vs = 0; vs < nv;) {
+        int a, b, run = 1;
+        plan_vstage_layers(m, p, vs, &a, &b);
+        for (int c, d; vs + run < nv; run++) {
+            plan_vstage_layers(m, p, vs + run, &c, &d);
+            if (d - c != b - a)
+                break;
+        }
+        if (run > 1)
+            fprintf(fp, "%s%d x %d", vs ? ", " : "", b - a, run);
+        else
+            fprintf(fp, "%s%d", vs ? ", " : "", b - a);
+        vs += run;
+    }
+    fprintf(fp, "\n");
+}
+
 void rtrain_text(FILE *fp, const exp_train_out *o)
 {
     const model_spec *m = &o->env.m;
@@ -19,13 +46,15 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
     if (p->lora_rank > 0)
         snprintf(lora, sizeof lora, "; LoRA rank %d", p->lora_rank);
     fprintf(fp, "micro-batch %d x %d microbatches x dp %d = %d sequences of %d "
-           "tokens; %s%s; recompute %s; ZeRO-%d; %s%s\n\n",
+           "tokens; %s%s; recompute %s; ZeRO-%d; %s%s\n",
            p->micro_batch, r->microbatches, p->dp,
            p->micro_batch * r->microbatches * p->dp, p->seq_len,
            plan_schedule_names[p->schedule],
            p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
            plan_recompute_names[p->recompute], p->zero,
            dtype_name(p->precision), lora);
+    stage_split_text(fp, m, p);
+    fprintf(fp, "\n");
     fprintf(fp, "  step time          %10.3f s   (stage 0: forward %.2f ms, "
            "backward %.2f ms per microbatch)\n",
            r->step_s, r->fwd_s * 1e3, r->bwd_s * 1e3);
@@ -88,7 +117,7 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
            mr->weights / GiB, mr->gradients / GiB, mr->optimizer / GiB,
            mr->activations / GiB, mr->overhead / GiB);
     int v = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1;
-    double per_chunk = (double)m->layers / p->pp / v;
+    double per_chunk = (double)plan_stage_layer_count(m, p, r->memory.stage) / v;
     fprintf(fp, "                     at %.3f s, holding %d microbatch%s "
            "activations (as the schedule ran; `llmsim memory` counts %.0f)\n",
            r->memory_peak_at_s, r->chunks_held,
@@ -107,7 +136,7 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(j, "gpus", json_integer(gpus));
     json_object_set_new(j, "gpu_memory_bytes",
                         rjson_bytes(t->gpu ? t->gpu->memory_bytes : 0));
-    json_object_set_new(j, "plan", rjson_plan(p));
+    json_object_set_new(j, "plan", rjson_plan(p, &o->env.m));
     json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
                                                               t->gpu->memory_bytes));
     json_object_set_new(j, "step_time_s", json_real(r->step_s));

@@ -535,10 +535,11 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
     const plan_train *p = c->p;
     memset(v, 0, sizeof *v);
     double total0 = c->op_total_s, mem0 = c->op_mem_s;
-    int per = m->layers / (c->P * c->V);
+    int l0, l1;
+    plan_vstage_layers(m, p, vs, &l0, &l1);
     double T = c->tokens, h = m->hidden;
     model_tensor tt[MODEL_MAX_TENSORS];
-    for (int l = vs * per; l < (vs + 1) * per; l++) {
+    for (int l = l0; l < l1; l++) {
         layer_cost(c, l, v);
         int n = model_layer_tensors(m, l, tt);
         for (int i = 0; i < n; i++) {
@@ -1203,10 +1204,13 @@ static int link_coll(ctx *c, coll_op op, int group, double bytes,
 static double moe_layers_on_stage0(const ctx *c)
 {
     const model_spec *m = c->m;
-    int per = m->layers / (c->P * c->V), n = 0;
-    for (int k = 0; k < c->V; k++)
-        for (int l = k * c->P * per; l < (k * c->P + 1) * per; l++)
+    int n = 0;
+    for (int k = 0; k < c->V; k++) {
+        int l0, l1;
+        plan_vstage_layers(m, c->p, k * c->P, &l0, &l1);
+        for (int l = l0; l < l1; l++)
             n += m->moe_experts > 0 && l >= m->moe_dense_layers;
+    }
     return n;
 }
 
@@ -1235,7 +1239,7 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
         return err_set(c->e, "out of memory");
     }
     double act = c->tokens * c->m->hidden * c->act_b;
-    double layers = (double)c->m->layers / c->P;
+    double layers = plan_stage_layer_count(c->m, p, 0);
     double passes = c->M * (p->recompute == RECOMPUTE_FULL ? 6.0 : 4.0);
     double params = stage_params(c, S, 0);
     double grads = params * mem_grad_bytes_per_param(p);

@@ -137,7 +137,8 @@ typedef struct train_result {
     bool input_bound;     /* the wait is more than rounding (1e-6 of it) */
     double loader_need_s; /* CPU time per step per worker to load M */
     double loader_step_s; /* the steady state's mean step */
-    double fwd_s, bwd_s;      /* one microbatch on the busiest stage */
+    double fwd_s, bwd_s;      /* one microbatch on the first stage (its first
+                                 virtual stage) */
     int microbatches;
     double dp_bytes_per_gpu;  /* bytes each GPU sends for gradients/params */
     uint64_t events;

@@ -297,12 +297,34 @@ quiet
 run 1 train-tp-heads -- train --model llama-2-7b --cluster dgx-h100 --tp 8 --pp 1 --dp 1 --seq-len 4096 --tp 3 --dp 8 --pp 1
 has 'does not divide the 32 attention heads'
 run 1 train-pp-layers -- train --model llama-2-7b --cluster dgx-h100 --tp 1 --pp 3 --dp 1
-has '--pp 3 does not divide the 32 layers'
+has '--pp 3 does not split the 32 layers of llama-2-7b: 3 stages divide neither 32 nor 34'
 run 1 train-batch -- train --model llama-2-7b --cluster dgx-h100 --tp 1 --pp 1 --dp 8 --global-batch 12
 has '--global-batch 12 is not a multiple'
 run 1 train-trace-unwritable -- train --model llama-2-7b --cluster dgx-h100 --dp 8 --trace /nonexistent/t.json
 has 'cannot create'
 quiet
+# uneven pipelines: Llama 3.1 405B's 126 layers in 16 stages (7, 8 x 14,
+# 7, derived), a list in a file, --layers-per-stage, and lists refused
+run 0 train-uneven-derived -- train --model llama-3.1-405b --cluster dgx-h100 --nodes 16 \
+    --tp 8 --pp 16 --dp 1 --global-batch 16 --seq-len 8192 --recompute full --json
+has '"pp": 16'
+cat >"$tmp/uneven.cfg" <<'EOF_'
+model = "llama-2-7b";
+cluster = "dgx-h100";
+parallel = { tp = 2; pp = 4; dp = 1; global_batch = 8;
+             layers_per_stage = [6, 10, 9, 7]; };
+EOF_
+run 0 train-uneven-file -- train "$tmp/uneven.cfg"
+has '^layers per stage 6, 10, 9, 7$'
+run 0 train-uneven-flag -- train "$tmp/uneven.cfg" --layers-per-stage 8,8,8,8 --json
+if tr -d ' \n' <"$tmp/out" | grep -q '"layers_per_stage":\[8,8,8,8\]'; then ok; else bad "JSON lacks layers_per_stage [8,8,8,8]"; fi
+run 1 train-uneven-sum -- train "$tmp/uneven.cfg" --set parallel.layers_per_stage=6,10,9,8
+has '^llmsim train: --set parallel.layers_per_stage: sums to 33, and llama-2-7b has 32 layers \(expected a sum of 32\)'
+run 1 train-uneven-split -- train --model llama-2-7b --cluster dgx-h100 --tp 1 --pp 5 --dp 1 \
+    --gpus 5 --global-batch 5
+has 'does not split the 32 layers of llama-2-7b: 5 stages divide neither 32 nor 34'
+run 1 train-uneven-entry -- train "$tmp/uneven.cfg" --layers-per-stage 6,x
+has '^llmsim train: --layers-per-stage: "6,x" is not a list of integers'
 run 0 train-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --json
 has '"step_time_s": '
 run 0 train-config-flag-wins -- train configs/train-llama2-7b-8xh100.cfg --tp 4 --pp 1 --json

@@ -134,6 +134,85 @@ static void test_bubble(void **state)
     env_close(&v);
 }
 
+/* Uneven pipelines: the split frameworks derive (Megatron-Core counts the
+ * embedding and the loss as a layer each: Llama 3.1 405B's 126 layers in
+ * 16 stages are 7, 8 x 14, 7; BLOOM's 70 in 12 are 5, 6 x 10, 5), a
+ * given split, and a GPipe step over stages of unequal work, which is a
+ * flow shop of M identical microbatches: sum of the stages' times plus
+ * M - 1 times the slowest, forward and backward. */
+static void test_uneven_stages(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    model_spec m = v.m;
+    plan_train p = exp_plan_train_defaults();
+    llm_err e;
+    m.layers = 126, p.pp = 16, p.dp = 1, p.tp = 1;
+    assert_int_equal(plan_train_check(&m, &p, &e), 0);
+    int a, b, sum = 0;
+    for (int s = 0; s < 16; s++) {
+        plan_vstage_layers(&m, &p, s, &a, &b);
+        assert_int_equal(a, sum);
+        assert_int_equal(b - a, s == 0 || s == 15 ? 7 : 8);
+        sum = b;
+    }
+    assert_int_equal(sum, 126);
+    m.layers = 70, p.pp = 12;
+    plan_vstage_layers(&m, &p, 0, &a, &b);
+    assert_int_equal(b - a, 5);
+    plan_vstage_layers(&m, &p, 5, &a, &b);
+    assert_int_equal(b - a, 6);
+    assert_int_equal(plan_stage_layer_count(&m, &p, 11), 5);
+    /* interleaved: the split is over pp x vpp virtual stages */
+    m.layers = 30, p.pp = 4, p.vpp = 2, p.schedule = SCHED_INTERLEAVED;
+    assert_int_equal(plan_train_check(&m, &p, &e), 0);
+    assert_int_equal(plan_stage_layer_count(&m, &p, 0), 3 + 4);
+    assert_int_equal(plan_stage_layer_count(&m, &p, 3), 4 + 3);
+    /* refused: neither layers nor layers + 2 split, a list that does not
+     * add up, a list of the wrong length */
+    m.layers = 32, p.pp = 5, p.vpp = 1, p.schedule = SCHED_1F1B;
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "does not split the 32 layers"));
+    p.pp = 2;
+    p.layers_per_stage = (plan_int_list){.n = 2, .v = {15, 16}};
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "sums to 31"));
+    p.layers_per_stage = (plan_int_list){.n = 3, .v = {10, 11, 11}};
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "gives 3 entries for 2 stages"));
+
+    /* the flow shop: 4 stages of 4, 12, 8, 8 layers, free communication,
+     * stages of layers only (tiny vocabulary) */
+    v.m.vocab = 8;
+    p = exp_plan_train_defaults();
+    p.pp = 4, p.dp = 2, p.micro_batch = 1, p.seq_len = 2048;
+    p.schedule = SCHED_GPIPE;
+    const int M = 8;
+    p.global_batch = M * p.dp;
+    p.layers_per_stage = (plan_int_list){.n = 4, .v = {4, 12, 8, 8}};
+    train_result r = run(&v, &p, true);
+    p.layers_per_stage = (plan_int_list){.n = 4, .v = {8, 8, 8, 8}};
+    train_result even = run(&v, &p, true);
+    /* a stage's time is its layers' (8 layers: even.fwd_s) */
+    double f8 = even.fwd_s, b8 = even.bwd_s;
+    double sum_t = (4 + 12 + 8 + 8) / 8.0 * (f8 + b8);
+    double want = sum_t + (M - 1) * 12 / 8.0 * (f8 + b8);
+    /* the pipeline's span on the busiest stage: its busy time M x 12
+     * layers' work, plus the bubble */
+    double busy = M * 12 / 8.0 * (f8 + b8);
+    /* (stage 0 also looks up the embedding) */
+    assert_close(r.fwd_s + r.bwd_s, 4 / 8.0 * (f8 + b8), 0.01);
+    assert_close(busy * (1 + r.bubble_fraction), want, 0.01);
+    /* memory: the first stage holds half the parameters of the second */
+    mem_result s0, s1;
+    p.layers_per_stage = (plan_int_list){.n = 4, .v = {4, 12, 8, 8}};
+    mem_train_stage(&v.m, &p, &v.ov, 0, -1, &s0);
+    mem_train_stage(&v.m, &p, &v.ov, 1, -1, &s1);
+    assert_true(s0.params_per_gpu < s1.params_per_gpu / 2);
+    env_close(&v);
+}
+
 /* ZeRO-3 moves 1.5x the bytes of plain data parallelism (ZeRO §7); two
  * identical runs give identical results. */
 static void test_zero3_bytes_and_determinism(void **state)
@@ -520,6 +599,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_gpu_sum_of_ops),
         cmocka_unit_test(test_bubble),
+        cmocka_unit_test(test_uneven_stages),
         cmocka_unit_test(test_zero3_bytes_and_determinism),
         cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_interference),
