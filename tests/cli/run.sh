@@ -170,6 +170,50 @@ has 'expected one model name'
 run 0 topo-h100 -- topo dgx-h100
 has 'per GPU, per direction: NVLink 450\.0 GB/s'
 has 'bisection bandwidth per GPU .*: 450\.0 GB/s'
+# the Hopper variants and their nodes: each GPU loads, fits a 7B model, has
+# tables of its own (not a borrowed set), and its node trains and serves
+run 0 gpus-hopper-variants -- gpus --compare h100-sxm-96gb h800-sxm gh200-96gb gh200-144gb
+has 'memory bandwidth +2400 GB/s +3350 GB/s +4000 GB/s +4900 GB/s'
+has 'NVLink +gen4 x18, 900 GB/s +gen4 x8, 400 GB/s +gen4 x18, 900 GB/s'
+has 'FP64 TFLOP/s +32\.0 +1\.0 +34\.0 +34\.0'
+for g in h100-sxm-96gb:95.58 h800-sxm:79.65 gh200-96gb:95.58 gh200-144gb:143.39; do
+    run 0 "memory-${g%%:*}" -- memory --model llama-2-7b --gpu "${g%%:*}"
+    has "^${g%%:*} \(${g#*:} GiB\): fits"
+done
+run 0 kernel-h100-96gb -- kernel --gpu h100-sxm-96gb --gemm 4096x4096x4096 --dtype bf16
+has 'gemm\.tsv bf16 grid \(shape and efficiency of h100-sxm .*no published h100-sxm-96gb measurement'
+# near_tflops WANT: the predicted TFLOP/s is within 2% of WANT, the published
+# figure the table was scaled to at this shape (the grid, tabulated at
+# powers of 4, is interpolated between them)
+near_tflops() {
+    got=$(sed -n 's/.* us: \([0-9.]*\) TFLOP\/s.*/\1/p' "$tmp/out")
+    if awk -v g="$got" -v w="$1" 'BEGIN { d = g / w - 1; exit !(g != "" && d < 0.02 && d > -0.02) }'; then
+        ok; else bad "predicted ${got:-nothing} TFLOP/s, expected $1 +-2%"; fi
+}
+run 0 kernel-h800-fp8 -- kernel --gpu h800-sxm --gemm 4096x7168x16384 --dtype fp8
+has 'gemm\.tsv fp8 grid \(shape of h100-sxm fit x [0-9.]+ to match 1426\.0 TFLOP/s at 4096x7168x16384'
+near_tflops 1426
+run 0 kernel-gh200-144gb -- kernel --gpu gh200-144gb --gemm 7616x4480x17664 --dtype bf16
+near_tflops 853.8
+run 0 topo-h800 -- topo hgx-h800
+has 'per GPU, per direction: NVLink 200\.0 GB/s'
+run 0 topo-gh200 -- topo quad-gh200 --nodes 2
+has '2 nodes x 4 GPUs \(gh200-96gb\) = 8 GPUs'
+run 0 train-grand-teton -- train --model llama-2-7b --cluster grand-teton-h100 --nodes 2 --tp 1 \
+    --pp 1 --dp 16 --global-batch 32 --seq-len 4096 --zero 3 --recompute selective
+has 'on grand-teton-h100 x 2 \(16 of 16 GPUs, h100-sxm-96gb\)'
+has 'step time +[0-9.]+ s'
+run 0 train-h800 -- train --model llama-2-7b --cluster hgx-h800 --nodes 2 --tp 2 --pp 1 --dp 8 \
+    --global-batch 32 --seq-len 4096 --zero 1 --json
+has '"step_time_s": '
+has '"kind": "nvlink"'
+run 0 train-gh200 -- train --model llama-2-7b --cluster quad-gh200 --nodes 2 --tp 4 --pp 1 --dp 2 \
+    --global-batch 16 --seq-len 4096 --json
+has '"step_time_s": '
+run 0 serve-gh200 -- serve --model llama-2-7b --cluster quad-gh200 --tp 4 --gpus 4 --rate 2 \
+    --prompt-len 512 --output-len 64 --requests 40
+has 'on gh200-96gb'
+has 'TPOT ms'
 run 0 topo-json -- topo dgx-a100 --nodes 2 --json
 has '"bisection_GBps_per_gpu": 25\.0'
 has '"gpus": 16'

@@ -204,7 +204,7 @@ static void test_catalog_consistent(void **state)
     gpu_catalog c;
     llm_err e;
     assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
-    assert_true(c.n >= 24);
+    assert_true(c.n >= 28);
     for (int i = 0; i < c.n; i++) {
         const gpu_spec *g = &c.gpus[i];
         assert_true(g->memory_bytes > 0 && g->mem_bw_Bps > 0);
@@ -221,6 +221,42 @@ static void test_catalog_consistent(void **state)
                  1e-3);
     assert_false(gpu_has(gpu_find(&c, "v100-sxm2-32gb"), GPU_CAP_BF16));
     assert_false(gpu_has(gpu_find(&c, "rtx-4090"), GPU_CAP_NVLINK));
+    gpu_catalog_free(&c);
+}
+
+/* The Hopper variants load with the figures their entries cite. */
+static void test_catalog_hopper_variants(void **state)
+{
+    (void)state;
+    gpu_catalog c;
+    llm_err e;
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
+    /* Meta's H100 96GB HBM2e (torchtitan): 2.4 TB/s, 500 W; its compute
+     * is the assumed midpoint of H100 SXM and NVL, (989.4 + 835.5) / 2 */
+    const gpu_spec *m = gpu_find(&c, "h100-sxm-96gb");
+    assert_non_null(m);
+    assert_close(m->mem_bw_Bps, 2400e9, 1e-12);
+    assert_close(m->peak_flops[DT_BF16], (989.4e12 + 835.5e12) / 2, 1e-9);
+    assert_true(m->tdp_w == 500 && m->sm == 90 && m->sm_count == 132);
+    /* H800: H100 SXM compute, 8 NVLink4 links = 400 GB/s, FP64 cut to 1 */
+    const gpu_spec *h8 = gpu_find(&c, "h800-sxm");
+    assert_non_null(h8);
+    assert_close(h8->peak_flops[DT_BF16],
+                 gpu_find(&c, "h100-sxm")->peak_flops[DT_BF16], 1e-12);
+    assert_close(h8->nvlink_Bps, 400e9, 1e-12);
+    assert_int_equal(h8->nvlink_links, 8);
+    assert_close(h8->peak_flops[DT_FP64], 1e12, 1e-12);
+    /* GH200: 96 GB HBM3 at 4 TB/s (nvidia-smi 97871 MiB = 95.58 GiB) and
+     * 144 GB HBM3e at 4.9 TB/s (146831 MiB = 143.39 GiB) */
+    const gpu_spec *g96 = gpu_find(&c, "gh200-96gb");
+    const gpu_spec *g144 = gpu_find(&c, "gh200-144gb");
+    assert_non_null(g96);
+    assert_non_null(g144);
+    assert_close(g96->mem_bw_Bps, 4000e9, 1e-12);
+    assert_close(g96->memory_bytes, 95.58 * 1073741824.0, 1e-12);
+    assert_close(g144->mem_bw_Bps, 4900e9, 1e-12);
+    assert_close(g144->memory_bytes, 143.39 * 1073741824.0, 1e-12);
+    assert_true(gpu_has(g144, GPU_CAP_FP8) && gpu_has(g144, GPU_CAP_MIG));
     gpu_catalog_free(&c);
 }
 
@@ -243,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_hf_errors),
         cmocka_unit_test(test_gpu_errors),
         cmocka_unit_test(test_catalog_consistent),
+        cmocka_unit_test(test_catalog_hopper_variants),
         cmocka_unit_test(test_suggest),
     };
     return cmocka_run_group_tests_name("cfg", tests, NULL, NULL);

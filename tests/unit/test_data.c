@@ -156,6 +156,19 @@ static void test_arch_shipped(void **state)
     assert_string_equal(k.link[LINK_NETWORK], "ndr");
     assert_int_equal(keys_of(".", "dgx-h100", 359, &k, &e), 0);
     assert_string_equal(k.link[LINK_NETWORK], "hdr");
+    /* the Hopper variants' nodes: NCCL's hopper rows; 400 Gb/s RoCE and
+     * IB are ndr, JUPITER's NDR200 (25 GB/s) falls to hdr */
+    assert_int_equal(keys_of(".", "hgx-h800", 0, &k, &e), 0);
+    assert_string_equal(k.nccl, "hopper");
+    assert_string_equal(k.link[LINK_NVLINK], "hopper");
+    assert_string_equal(k.link[LINK_NETWORK], "ndr");
+    assert_int_equal(keys_of(".", "grand-teton-h100", 0, &k, &e), 0);
+    assert_string_equal(k.nccl, "hopper");
+    assert_string_equal(k.link[LINK_NETWORK], "ndr");
+    assert_int_equal(keys_of(".", "quad-gh200", 0, &k, &e), 0);
+    assert_string_equal(k.nccl, "hopper");
+    assert_string_equal(k.link[LINK_PCIE], "gen5");
+    assert_string_equal(k.link[LINK_NETWORK], "hdr");
 }
 
 #define ARCH_HEAD "table\tsm_min\tsm_max\tarch\tsource\n"
@@ -364,7 +377,7 @@ static void test_fit_shipped(void **state)
     int n;
     llm_err e;
     assert_int_equal(cfg_load_fit_gpus(".", &g, &n, &e), 0);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 9);
     /* traced first (a100 then h100: the order calibrate fits them in) */
     assert_string_equal(g[0].gpu, "a100-sxm-80gb");
     assert_string_equal(g[0].traces, "a100");
@@ -376,7 +389,40 @@ static void test_fit_shipped(void **state)
     assert_string_equal(g[2].traces, "");
     assert_string_equal(g[2].derived_from, "h100-sxm");
     assert_true(g[2].flash_fwd == 0.75);
+    /* the Hopper variants, all from H100 with FlashAttention-3's 75% */
+    const char *hopper[] = {"h100-sxm-96gb", "h800-sxm", "gh200-96gb",
+                            "gh200-144gb"};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(g[5 + i].gpu, hopper[i]);
+        assert_string_equal(g[5 + i].traces, "");
+        assert_string_equal(g[5 + i].derived_from, "h100-sxm");
+        assert_true(g[5 + i].flash_fwd == 0.75);
+        assert_non_null(strstr(g[5 + i].flash_src, "arXiv 2407.08608"));
+    }
     free(g);
+}
+
+/* The Hopper variants have tables of their own (written by calibrate
+ * --fit), not borrowed ones; where calib/published.tsv has an FP8 GEMM
+ * for the GPU, an fp8 grid of its own too. */
+static void test_hopper_variants_tables(void **state)
+{
+    (void)state;
+    const char *names[] = {"h100-sxm-96gb", "h800-sxm", "gh200-96gb",
+                           "gh200-144gb"};
+    const bool fp8[] = {false, true, false, true};
+    for (int i = 0; i < 4; i++) {
+        const gpu_spec *g = gpu_find(&cat, names[i]);
+        assert_non_null(g);
+        cost_calib c;
+        llm_err e;
+        assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
+        assert_string_equal(c.gpu, names[i]);
+        assert_string_equal(c.derived_from, "");
+        assert_true(c.gemm[DT_BF16].nm > 0 && c.gemm[DT_FP16].nm > 0);
+        assert_int_equal(c.gemm[DT_FP8].nm > 0, fp8[i]);
+        cost_calib_free(&c);
+    }
 }
 
 #define FIT_HEAD "gpu\ttraces\tderived_from\tflash_fwd_peak_fraction\tsource\n"
@@ -489,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_econ_errors),
         cmocka_unit_test(test_fit_shipped),
         cmocka_unit_test(test_fit_errors),
+        cmocka_unit_test(test_hopper_variants_tables),
         cmocka_unit_test(test_kernels_shipped),
         cmocka_unit_test(test_kernels_errors),
     };
