@@ -62,7 +62,7 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
            r->tokens_per_s, r->samples_per_s);
     fprintf(fp, "  model TFLOP/s/GPU  %10.1f   MFU %.1f%%\n",
            r->model_tflops_per_gpu, 100 * r->mfu);
-    fprintf(fp, "  hardware TFLOP/s   %10.1f   (with recompute)\n",
+    fprintf(fp, "  hardware TFLOP/s   %10.1f   (executed)\n",
            r->hw_tflops_per_gpu);
     fprintf(fp, "  pipeline bubble    %10.1f%%\n", 100 * r->bubble_fraction);
     fprintf(fp, "  exposed comm (s)   ");

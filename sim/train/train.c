@@ -1357,6 +1357,33 @@ static double step_flops_per_token(const model_spec *m, const plan_train *p)
            6 * mem_lora_params_total(m, p->lora_rank);
 }
 
+/* FLOPs per token the step's kernels execute (hardware FLOPs, the
+ * numerator of hw_tflops and SM efficiency).  Unlike the model FLOPs they
+ * count what runs: FlashAttention skips the masked half of the causal
+ * square (the unfused path computes it all and masks it), its backward
+ * recomputes Q·Kᵀ (5 matmuls against the forward's 2, calib/kernels.tsv
+ * flash_bwd_over_fwd), and recompute replays the forward (full) or the
+ * attention core (selective).  Every kernel is priced at or below its
+ * peak, so these FLOPs over the busy time never pass it. */
+static double step_hw_flops_per_token(const model_spec *m, const plan_train *p,
+                                      double flash_bwd_ratio)
+{
+    double dense = model_flops_per_token_dense(m);
+    double attn_full = model_flops_per_token_fwd(m, p->seq_len) - dense;
+    double attn = p->flash_attn ? 0.5 * attn_full : attn_full;
+    double attn_bwd = p->flash_attn ? flash_bwd_ratio * attn : 2 * attn;
+    double lora = 2 * (p->lora_rank > 0 ? mem_lora_params_total(m, p->lora_rank)
+                                        : 0);
+    /* forward, data gradients (and weight gradients unless LoRA) */
+    double f = dense + attn + attn_bwd + (p->lora_rank > 0 ? dense : 2 * dense) +
+               3 * lora;
+    if (p->recompute == RECOMPUTE_FULL)
+        f += dense + attn + lora;
+    else if (p->recompute == RECOMPUTE_SELECTIVE)
+        f += attn;
+    return f;
+}
+
 /* The plan's shape for costing: stages, chunks, microbatches, tokens. */
 static int ctx_init(ctx *c, const train_input *in, llm_err *e)
 {
@@ -1470,29 +1497,23 @@ static void report_rates(const ctx *c, const sim *S, train_result *r,
     int gpus = plan_train_gpus(p);
     double seqs = (double)c->M * p->micro_batch * p->dp;
     double tokens = seqs * p->seq_len;
-    double fwd = model_flops_per_token_fwd(in->m, p->seq_len);
-    double attn = fwd - model_flops_per_token_dense(in->m);
     double model_flops = step_flops_per_token(in->m, p) * tokens;
-    /* full recompute replays the adapters' forward too */
-    double lora_fwd = p->lora_rank > 0
-                          ? 2 * mem_lora_params_total(in->m, p->lora_rank)
-                          : 0;
-    double re = p->recompute == RECOMPUTE_FULL ? fwd + lora_fwd
-                : p->recompute == RECOMPUTE_SELECTIVE ? attn
-                                                      : 0;
+    double hw_flops = step_hw_flops_per_token(in->m, p,
+                                              in->cost->flash_bwd_ratio) *
+                      tokens;
     double peak = in->gpu->peak_flops[c->dt];
     r->step_s = step;
     r->microbatches = c->M;
     r->tokens_per_s = tokens / step;
     r->samples_per_s = seqs / step;
     r->model_tflops_per_gpu = model_flops / step / gpus / 1e12;
-    r->hw_tflops_per_gpu = (model_flops + re * tokens) / step / gpus / 1e12;
+    r->hw_tflops_per_gpu = hw_flops / step / gpus / 1e12;
     r->mfu = model_flops / step / gpus / peak;
     /* the schedule's own bubble, not the waits for input */
     int64_t span = S->W ? S->t_pipe_no_input : t_pipe;
     r->bubble_fraction = busy_max > 0 ? (span * 1e-9 - busy_max) / busy_max
                                       : 0;
-    r->sm_efficiency = (model_flops + re * tokens) / gpus / (busy_max * peak);
+    r->sm_efficiency = hw_flops / gpus / (busy_max * peak);
 }
 
 /* Communication left on the critical path, per kind, and GPU-Util. */

@@ -115,12 +115,17 @@ typedef struct train_result {
      * does: the forward, every matmul's data gradient, attention's
      * backward (2 x its forward) and the adapters' forward and backward
      * -- about 2 x forward, so that MFU stays a share of the peak, not of
-     * work never done.  hw_tflops adds the recompute's replays. */
+     * work never done.  Attention counts the whole s x s square (no
+     * causal halving), as Megatron-LM, torchtitan and llm-foundry count
+     * it.  hw_tflops counts the FLOPs the kernels execute instead: half
+     * the square under FlashAttention, its backward's recompute of Q·Kᵀ,
+     * and the recompute's replays -- so hw_tflops never passes the peak,
+     * while MFU may at contexts where attention dominates. */
     double model_tflops_per_gpu, hw_tflops_per_gpu, mfu;
     double bubble_fraction;   /* (span - busy) / busy on the busiest stage */
     double exposed_comm_s[COMM_KINDS];
     double gpu_util;          /* any kernel running, communication included */
-    double sm_efficiency;     /* model FLOPs / (busy time x peak) */
+    double sm_efficiency;     /* hardware FLOPs / (busy time x peak) */
     train_interference interference; /* on the critical stage */
     train_link_use top_links[TRAIN_TOP_LINKS]; /* busiest first */
     int ntop_links;
