@@ -263,10 +263,11 @@ plots: deps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/llmsim/topologies \
-	  $(DESTDIR)$(PREFIX)/share/llmsim/models
+	  $(DESTDIR)$(PREFIX)/share/llmsim/models $(DESTDIR)$(PREFIX)/share/llmsim/stacks
 	install -m 755 llmsim $(DESTDIR)$(PREFIX)/bin/llmsim
 	install -m 644 topologies/*.cfg topologies/*.tsv $(DESTDIR)$(PREFIX)/share/llmsim/topologies/
 	install -m 644 models/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/models/
+	install -m 644 stacks/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/stacks/
 	install -d $(DESTDIR)$(PREFIX)/share/llmsim/configs/traces
 	install -m 644 configs/*.cfg $(DESTDIR)$(PREFIX)/share/llmsim/configs/
 	install -m 644 configs/traces/* $(DESTDIR)$(PREFIX)/share/llmsim/configs/traces/

@@ -8,7 +8,6 @@
 #include "cfg/cfg_util.h"
 #include "base/util.h"
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---- model files (models/NAME.cfg) --------------------------------------------------- */
 

@@ -8,6 +8,7 @@
 #include "base/err.h"
 #include "hw/gpu.h"
 #include "model/model.h"
+#include "model/stack.h"
 #include "coll/coll.h"
 #include "cost/cost.h"
 #include "decide/econ.h"
@@ -25,6 +26,11 @@ int cfg_load_gpus(const char *path, const char *datadir, gpu_catalog *out,
 /* Loads a model: a llmsim .cfg or a Hugging Face config.json (by the
  * extension .json). */
 int cfg_load_model(const char *path, model_spec *out, llm_err *e);
+
+/* stacks/NAME.cfg: a training framework's profile (model/stack.h);
+ * _named takes a name from <datadir>/stacks/ or a path. */
+int cfg_load_stack(const char *path, stack_spec *out, llm_err *e);
+int cfg_load_stack_named(const char *arg, stack_spec *out, llm_err *e);
 
 /* Hugging Face config.json importer (cfg_hf.c).  Extra keys are ignored;
  * a missing required key is an error. */

@@ -408,6 +408,65 @@ static int pcie_eff(const char *datadir, const gpu_spec *g, double *eff,
     return rc;
 }
 
+/* calib/attention-kernels.tsv: the rows for the GPU's compute capability.
+ * A kernel named twice for one sm, a fraction outside (0, 1] or an empty
+ * source is an error at its line. */
+static int load_attn_kernels(const char *datadir, const gpu_spec *g,
+                             cost_calib *cc, llm_err *e)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/calib/attention-kernels.tsv", datadir);
+    tsv t;
+    if (tsv_load(p, &t, e))
+        return -1;
+    int ck = tsv_col(&t, "kernel", e), cs = ck < 0 ? -1 : tsv_col(&t, "sm", e);
+    int cf = cs < 0 ? -1 : tsv_col(&t, "fwd", e);
+    int cc2 = cf < 0 ? -1 : tsv_col(&t, "fwd_causal", e);
+    int cb = cc2 < 0 ? -1 : tsv_col(&t, "bwd", e);
+    int csrc = cb < 0 ? -1 : tsv_col(&t, "source", e);
+    int rc = csrc < 0 ? -1 : 0;
+    for (int r = 0; rc == 0 && r < t.rows; r++) {
+        double sm;
+        const char *name = tsv_get(&t, r, ck), *src = tsv_get(&t, r, csrc);
+        if (tsv_num(&t, r, cs, 10, 1000, &sm, e)) {
+            rc = -1;
+            break;
+        }
+        if (!name[0] || strlen(name) >= sizeof cc->attn_k[0].name || !src[0]) {
+            rc = err_set(e, "%s:%d: %s: expected a kernel name of at most %zu "
+                            "characters and a source",
+                         p, t.line[r], name[0] ? name : "kernel",
+                         sizeof cc->attn_k[0].name - 1);
+            break;
+        }
+        if ((int)sm != g->sm)
+            continue;
+        if (cost_attn_kernel_find(cc, name)) {
+            rc = err_set(e, "%s:%d: %s: a second row for sm %d (expected one "
+                            "per kernel and sm)", p, t.line[r], name, g->sm);
+            break;
+        }
+        if (cc->nattn_k == COST_MAX_ATTN_KERNELS) {
+            rc = err_set(e, "%s:%d: more than %d kernels for sm %d", p,
+                         t.line[r], COST_MAX_ATTN_KERNELS, g->sm);
+            break;
+        }
+        struct cost_attn_kernel *k = &cc->attn_k[cc->nattn_k];
+        if (tsv_num(&t, r, cf, 1e-3, 1, &k->fwd, e) ||
+            tsv_num(&t, r, cc2, 1e-3, 1, &k->fwd_causal, e) ||
+            tsv_num(&t, r, cb, 1e-3, 1, &k->bwd, e)) {
+            rc = -1;
+            break;
+        }
+        snprintf(k->name, sizeof k->name, "%s", name);
+        snprintf(k->source, sizeof k->source, "%s", src);
+        k->line = t.line[r];
+        cc->nattn_k++;
+    }
+    tsv_free(&t);
+    return rc;
+}
+
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
                         const gpu_spec *g, cost_calib *cc, llm_err *e)
 {
@@ -435,7 +494,8 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
          NULL, 0},
     };
     if (pcie_eff(datadir, g, &cc->pcie_eff, e) ||
-        cfg_keyed_load(p, g->name, want, 2, e)) {
+        cfg_keyed_load(p, g->name, want, 2, e) ||
+        load_attn_kernels(datadir, g, cc, e)) {
         cost_calib_free(cc);
         return -1;
     }

@@ -117,6 +117,21 @@ int cfg_load_model_named(const char *arg, model_spec *m, llm_err *e)
                    arg, hint, cfg_datadir());
 }
 
+int cfg_load_stack_named(const char *arg, stack_spec *s, llm_err *e)
+{
+    if (strchr(arg, '/') || util_ends_with(arg, ".cfg"))
+        return cfg_load_stack(arg, s, e);
+    char p[PATH_MAX + 128];
+    snprintf(p, sizeof p, "%s/stacks/%s.cfg", cfg_datadir(), arg);
+    if (access(p, R_OK) == 0)
+        return cfg_load_stack(p, s, e);
+    char hint[160];
+    data_hint("stacks", arg, hint, sizeof hint);
+    return err_set(e, "--stack: unknown software stack \"%s\"%s (expected "
+                      "a name from %s/stacks/ or a .cfg path; `llmsim help "
+                      "train` lists them)", arg, hint, cfg_datadir());
+}
+
 const gpu_spec *cfg_find_gpu(gpu_catalog *c, const char *arg, llm_err *e)
 {
     if (is_path(arg)) {
@@ -261,6 +276,12 @@ static int ld_cluster(void *ctx, const char *cluster, int nodes,
     return 0;
 }
 
+static int ld_stack(void *ctx, const char *name, stack_spec *st, llm_err *e)
+{
+    (void)ctx;
+    return cfg_load_stack_named(name, st, e);
+}
+
 /* A relative path is taken from the working directory, else from the data
  * directory (where configs/traces/ lives). */
 void cfg_data_path(const char *in, char *out, size_t len)
@@ -281,7 +302,7 @@ static void ld_path(void *ctx, const char *in, char *out, size_t len)
 
 const exp_loader *cfg_loader(void)
 {
-    static const exp_loader ld = {NULL, ld_model, ld_topo_size, ld_cluster,
-                                  ld_path};
+    static const exp_loader ld = {NULL,       ld_model, ld_topo_size,
+                                  ld_cluster, ld_stack, ld_path};
     return &ld;
 }

@@ -9,7 +9,6 @@
 #include "cfg/cfg_util.h"
 #include "base/util.h"
 
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const char *const kind_names[] = {"gpu", "nvswitch", "pcie_switch",
                                          "cpu", "nic", "switch"};

@@ -8,6 +8,9 @@
 
 #include "base/err.h"
 
+/* Entries of a static array (key lists). */
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
 typedef struct cfgu {
     const char *file;
     llm_err *e;

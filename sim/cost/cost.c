@@ -16,6 +16,14 @@ const char *cost_kind_name(cost_kind k) { return kind_names[k]; }
 const char *const cost_mem_kind_names[MEM_KIND_COUNT] = {
     "elementwise", "norm", "activation", "rope", "embedding"};
 
+int cost_attn_kernel_find(const cost_calib *c, const char *name)
+{
+    for (int i = 0; i < c->nattn_k; i++)
+        if (strcmp(c->attn_k[i].name, name) == 0)
+            return i + 1;
+    return 0;
+}
+
 void cost_calib_free(cost_calib *c)
 {
     for (int d = 0; d < DT_COUNT; d++) {
@@ -152,13 +160,15 @@ static void gemm_work(const cost_op *op, dtype d, double *flops, double *bytes)
  * them for P·V (4 passes over b·h·q·kv values).  Causal prefill does half
  * the score work. */
 static void attn_work(const cost_op *op, dtype d, bool flash,
-                      double *flops, double *bytes)
+                      double bwd_ratio, double *flops, double *bytes)
 {
     double b = op->batch > 0 ? op->batch : 1;
     double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
     double vd = op->v_head_dim > 0 ? op->v_head_dim : op->head_dim;
     double frac = op->causal && op->kind == OP_ATTN_PREFILL ? 0.5 : 1.0;
     *flops = 2 * b * op->heads * q * op->kv_len * (op->head_dim + vd) * frac;
+    if (op->backward)
+        *flops *= bwd_ratio;
     double s = act_bytes(d);
     double kvs = op->kv_bytes > 0 ? op->kv_bytes : s;
     *bytes = b * (s * q * op->heads * (op->head_dim + vd) +
@@ -201,7 +211,10 @@ static int price_gemm(const cost_calib *c, const cost_op *op, dtype d,
 static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
                             bool flash, cost_result *r, double *eff)
 {
-    attn_work(op, d, flash, &r->flops, &r->bytes);
+    /* a table read without calib/kernels.tsv (one directory's, for
+     * calibrate) has no backward ratio: count the forward's FLOPs */
+    attn_work(op, d, flash, c->flash_bwd_ratio > 0 ? c->flash_bwd_ratio : 1,
+              &r->flops, &r->bytes);
     double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
     const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
     if (flash) {
@@ -213,8 +226,22 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
         double shape = gr->nm ? cost_grid_eff(gr, q, op->kv_len, kk) /
                                     cost_grid_eff(gr, big, big, kk)
                               : 1;
-        *eff = c->attn_eff * shape;
-        note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
+        const struct cost_attn_kernel *k =
+            op->attn_kernel > 0 && op->attn_kernel <= c->nattn_k
+                ? &c->attn_k[op->attn_kernel - 1]
+                : NULL;
+        if (k) {
+            double f = op->backward ? k->bwd
+                       : op->causal && op->kind == OP_ATTN_PREFILL
+                           ? k->fwd_causal
+                           : k->fwd;
+            *eff = f * shape;
+            note(r, "attention-kernels.tsv %s", k->name, 0);
+            note(r, " (%s)", k->source, 0);
+        } else {
+            *eff = c->attn_eff * shape;
+            note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
+        }
         note(r, " x gemm.tsv shape factor %.3f", "", shape);
     } else {
         /* two GEMMs per (batch, head) plus the score traffic */

@@ -54,6 +54,10 @@ typedef struct cost_op {
                         cache: 1); 0 = the activations' (dt's size, 16-bit
                         for 8-bit dtypes) */
     bool causal, flash;
+    int attn_kernel; /* attention: 1 + index into cost_calib.attn_k (a
+                        stack's fused kernel); 0: the GPU's attention.tsv */
+    bool backward;   /* attention: the backward pass (flash_bwd_ratio x the
+                        forward's FLOPs) */
     double elems;                       /* norm, softmax, elementwise, ... */
     int reads, writes;                  /* elementwise operands */
     double bytes;                       /* memcpy */
@@ -68,6 +72,8 @@ typedef struct cost_grid {
     char source[512];
     int line0;            /* first row's line, for the report */
 } cost_grid;
+
+#define COST_MAX_ATTN_KERNELS 16
 
 typedef struct cost_calib {
     char gpu[48];
@@ -89,7 +95,21 @@ typedef struct cost_calib {
     double flash_bwd_ratio;    /* FlashAttention backward / forward time */
     char flash_bwd_source[512];
     double dropout_mask_bytes; /* per element of the unfused dropout mask */
+    /* calib/attention-kernels.tsv: the fused attention kernels with rows
+     * for the GPU's compute capability (fractions of its dense 16-bit
+     * peak) */
+    struct cost_attn_kernel {
+        char name[16];
+        double fwd, fwd_causal, bwd;
+        char source[256];
+        int line;
+    } attn_k[COST_MAX_ATTN_KERNELS];
+    int nattn_k;
 } cost_calib;
+
+/* 1 + the index of the fused attention kernel `name` in c's table, or 0
+ * when the GPU has no row for it. */
+int cost_attn_kernel_find(const cost_calib *c, const char *name);
 
 typedef struct cost_result {
     double flops, bytes;

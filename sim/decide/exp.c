@@ -261,6 +261,7 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
     if (exp_check_conflicts(EXP_TRAIN, &x->h, e) ||
         need_names(x->model, x->cluster, "train", e) ||
         ld->model(ld->ctx, x->model, &v->m, e) ||
+        ld->stack(ld->ctx, x->stack, &v->stack, e) ||
         train_budget(x, o, ld, &v->m, &out->plan, e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
         goto fail;
@@ -269,7 +270,8 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
                       .gpu = v->t->gpu, .cost = &v->cc, .coll = &v->kc,
                       .overhead = &v->ov, .full = o->full,
                       .record = o->record ? &out->rec : NULL,
-                      .loader = &x->loader, .gpus = x->gpus};
+                      .loader = &x->loader, .gpus = x->gpus,
+                      .stack = &v->stack};
     if (train_simulate(&in, &out->r, e))
         goto fail;
     out->power_w_per_gpu = train_power_w(&out->r, v->t->gpu, v->idle_w);

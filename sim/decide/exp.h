@@ -20,6 +20,7 @@
 #include "mem/mem.h"
 #include "model/model.h"
 #include "model/plan.h"
+#include "model/stack.h"
 #include "serve/serve.h"
 #include "serve/wl.h"
 #include "train/train.h"
@@ -43,6 +44,7 @@ typedef mem_overhead exp_overhead;
 typedef struct exp_train {
     exp_head h;
     char description[512], model[256], cluster[256];
+    char stack[256];  /* stacks/NAME.cfg or a path */
     int nodes;        /* 0: as the cluster file says */
     int gpus;         /* the first gpus of the cluster; 0: all */
     topo_net net;     /* link bandwidths in place of the cluster's */
@@ -155,6 +157,7 @@ typedef struct exp_env {
     coll_calib kc;
     mem_overhead ov; /* the data's, with the run's overrides applied */
     double idle_w;   /* the cluster GPU's idle power */
+    stack_spec stack; /* training: the framework's profile */
 } exp_env;
 
 /* Implemented by the layer that reads files (cfg_loader in cfg.h). */
@@ -167,6 +170,8 @@ typedef struct exp_loader {
      * cluster; env->m is already loaded */
     int (*cluster)(void *ctx, const char *cluster, int nodes,
                    const topo_net *bw, exp_env *env, llm_err *e);
+    /* a training framework's profile by name or path */
+    int (*stack)(void *ctx, const char *name, stack_spec *s, llm_err *e);
     /* a data path as given, else under the data directory */
     void (*path)(void *ctx, const char *in, char *out, size_t len);
 } exp_loader;

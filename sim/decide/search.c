@@ -393,10 +393,15 @@ int search_train_exp(const exp_train *x, const exp_loader *ld, int simulate,
     if (exp_env_load(ld, x->model, x->cluster, x->nodes, &x->net,
                      &x->overhead, env, e))
         return -1;
+    if (ld->stack(ld->ctx, x->stack, &env->stack, e)) {
+        exp_env_free(env);
+        return -1;
+    }
     train_input in = {.m = &env->m, .plan = &x->plan, .t = env->t,
                       .routes = env->routes,
                       .gpu = env->t->gpu, .cost = &env->cc, .coll = &env->kc,
-                      .overhead = &env->ov, .gpus = x->gpus};
+                      .overhead = &env->ov, .gpus = x->gpus,
+                      .stack = &env->stack};
     if (search_train(&in, &x->plan, simulate, jobs, out, e)) {
         exp_env_free(env);
         return -1;

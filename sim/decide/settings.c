@@ -48,6 +48,11 @@ const setting settings_table[] = {
     {.flag = "cluster", STR(256),
      .help = "a name from topologies/ (a node type or a cluster) or a path",
      .at = {TRAIN("cluster", cluster), SERVE("cluster", cluster)}},
+    {.flag = "stack", STR(256), .dflt = "megatron-core",
+     .help = "the training framework (software stack): a name from stacks/ "
+             "(megatron-lm, megatron-core, nemo, torchtitan, fsdp1, "
+             "deepspeed, llm-foundry, hf-trainer) or a .cfg path",
+     .at = {TRAIN("stack", stack)}},
     {.flag = "nodes", INT(1, 1 << 20), .dflt_help = "as the cluster file says",
      .help = "nodes of the cluster",
      .at = {TRAIN("nodes", nodes), SERVE("nodes", nodes)}},
@@ -165,6 +170,11 @@ const setting settings_table[] = {
     {.flag = "lora-rank", INT(0, 65536), .dflt = "0",
      .help = "LoRA fine-tuning at this rank (0: train every weight)",
      .at = {TRAIN("parallel.lora_rank", plan.lora_rank)}},
+    {.flag = "fp8-attention", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
+     .dflt = "false",
+     .help = "with --precision fp8, attention in FP8 too (where the stack "
+             "offers it; otherwise it stays 16-bit)",
+     .at = {TRAIN("parallel.fp8_attention", plan.fp8_attention)}},
     {.flag = "grad-fp32", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
      .dflt = "false",
      .help = "fp32 gradient accumulation (Megatron's main_grad)",

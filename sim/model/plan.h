@@ -50,6 +50,8 @@ typedef struct plan_train {
     dtype precision;
     plan_optimizer optimizer;
     bool flash_attn;
+    bool fp8_attention;  /* precision fp8: attention in FP8 too (where the
+                            stack offers it) */
     bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
     bool overlap_grad_reduce; /* reduce during the backward (off: after it) */
     double moe_imbalance;        /* tokens on the busiest expert rank over

@@ -32,6 +32,32 @@ static void stage_split_text(FILE *fp, const model_spec *m,
     fprintf(fp, "\n");
 }
 
+/* The stack and what it made the step assume. */
+static void stack_text(FILE *fp, const exp_train_out *o)
+{
+    const stack_spec *st = &o->env.stack;
+    const plan_train *p = &o->plan;
+    const char *attn = !p->flash_attn ? "unfused (scores kept)"
+                       : o->r.attn_kernel[0] ? o->r.attn_kernel
+                                             : "the GPU's attention.tsv";
+    fprintf(fp, "stack %s (%s): attention %s; norm %.3g, RoPE %.3g, "
+                "activation %.3g, copies %.3g passes; host %.3g us x %.3g "
+                "kernels a layer%s; optimizer %.3g passes",
+            st->name, st->display, attn, st->norm_passes, st->rope_passes,
+            st->act_passes, st->copy_passes, st->host_us_per_kernel,
+            st->kernels_per_layer, st->cuda_graphs ? " (CUDA graphs)" : "",
+            st->optimizer_passes);
+    if (p->precision == DT_FP8)
+        fprintf(fp, "; FP8 casts %.3g/%.3g/%.3g B (input/weight/grad), "
+                    "weights %s, attention %s",
+                st->fp8_act_cast_bytes, st->fp8_weight_cast_bytes,
+                st->fp8_grad_cast_bytes,
+                st->fp8_weight_cache ? "cast once a step"
+                                     : "cast every microbatch",
+                p->fp8_attention && st->fp8_attention ? "fp8" : "16-bit");
+    fprintf(fp, "\n");
+}
+
 void rtrain_text(FILE *fp, const exp_train_out *o)
 {
     const model_spec *m = &o->env.m;
@@ -54,6 +80,7 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
            plan_recompute_names[p->recompute], p->zero,
            dtype_name(p->precision), lora);
     stage_split_text(fp, m, p);
+    stack_text(fp, o);
     fprintf(fp, "\n");
     fprintf(fp, "  step time          %10.3f s   (stage 0: forward %.2f ms, "
            "backward %.2f ms per microbatch)\n",
@@ -137,6 +164,11 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(j, "gpu_memory_bytes",
                         rjson_bytes(t->gpu ? t->gpu->memory_bytes : 0));
     json_object_set_new(j, "plan", rjson_plan(p, &o->env.m));
+    json_t *st = json_object();
+    json_object_set_new(st, "name", json_string(o->env.stack.name));
+    json_object_set_new(st, "attention_kernel",
+                        json_string(o->r.attn_kernel));
+    json_object_set_new(j, "stack", st);
     json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
                                                               t->gpu->memory_bytes));
     json_object_set_new(j, "step_time_s", json_real(r->step_s));

@@ -31,6 +31,13 @@ typedef struct ctx {
     double tokens;         /* per microbatch per GPU (seq / cp x mb) */
     dtype dt;
     double act_b;          /* bytes per activation element (plan_act_dtype) */
+    const stack_spec *st;  /* the framework's profile */
+    stack_spec st_none;    /* st when the input names none */
+    int attn_k;            /* its fused attention kernel (cost_op) */
+    dtype attn_dt;         /* attention's dtype: 16-bit under FP8 unless
+                              --fp8-attention and the stack offers it */
+    dtype head_dt;         /* the output layer's: 16-bit under FP8 (only
+                              the blocks' linears run in FP8) */
     llm_err *e;
     int failed;
     /* a collective of stage 0's representative group: NCCL's choice of
@@ -61,11 +68,27 @@ static double op_s(ctx *c, const cost_op *op)
     return r.time_s;
 }
 
+static double gemm_dt(ctx *c, dtype dt, double m, double n, double k)
+{
+    cost_op f = {.kind = OP_GEMM, .dt = dt, .m = m, .n = n, .k = k, .batch = 1};
+    return op_s(c, &f);
+}
+
 static double gemm3(ctx *c, double m, double n, double k)
 {
     /* forward, and the data-gradient and weight-gradient GEMMs */
-    cost_op f = {.kind = OP_GEMM, .dt = c->dt, .m = m, .n = n, .k = k, .batch = 1};
-    return op_s(c, &f);
+    return gemm_dt(c, c->dt, m, n, k);
+}
+
+/* A memory-bound pass moving `bytes` (a cast, a copy) at the streaming
+ * curve's bandwidth: one 16-bit read and write moves 4 bytes. */
+static double bytes_s(ctx *c, double bytes)
+{
+    if (bytes <= 0)
+        return 0;
+    cost_op o = {.kind = OP_ELEMENTWISE, .dt = DT_BF16, .elems = bytes / 4,
+                 .reads = 1, .writes = 1, .mem = MEM_ELEMENTWISE};
+    return op_s(c, &o);
 }
 
 static double gemm_bwd(ctx *c, double m, double n, double k)
@@ -343,7 +366,8 @@ static double attention_cost(ctx *c, const lshape *s, ltime *x)
 {
     const model_spec *m = c->m;
     const plan_train *p = c->p;
-    cost_op a = {.kind = OP_ATTN_PREFILL, .dt = c->dt, .batch = p->micro_batch,
+    cost_op a = {.kind = OP_ATTN_PREFILL, .dt = c->attn_dt,
+                 .batch = p->micro_batch, .attn_kernel = c->attn_k,
                  .heads = (int)(m->heads / s->t),
                  .kv_heads = (int)(s->kvh / s->kv_div),
                  .head_dim = model_qk_head_dim(m),
@@ -355,7 +379,13 @@ static double attention_cost(ctx *c, const lshape *s, ltime *x)
     if (a.kv_heads < 1)
         a.kv_heads = 1;
     double at, at_bwd;
-    if (p->flash_attn) {
+    if (p->flash_attn && c->attn_k > 0) {
+        /* the stack's kernel: its own backward rate */
+        at = op_s(c, &a);
+        cost_op b = a;
+        b.backward = true;
+        at_bwd = op_s(c, &b);
+    } else if (p->flash_attn) {
         at = op_s(c, &a);
         at_bwd = c->in->cost->flash_bwd_ratio * at; /* kernels.tsv */
     } else {
@@ -413,7 +443,7 @@ static void mlp_cost(ctx *c, const lshape *s, ltime *x)
         lora_cost(c, f, s->h, &x->fwd, &x->bwd);
     cost_op act = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = s->T * f,
                    .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
-    double y = op_s(c, &act);
+    double y = op_s(c, &act) * c->st->act_passes;
     x->fwd += y;
     x->bwd += 2 * y;
 }
@@ -425,9 +455,44 @@ static void norm_add_cost(ctx *c, const lshape *s, ltime *x)
     cost_op norm = {.kind = OP_NORM, .dt = c->dt, .elems = rows * s->h};
     cost_op add = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = rows * s->h,
                    .reads = 2, .writes = 1};
-    double y = 2 * op_s(c, &norm) + 2 * op_s(c, &add);
+    double y = 2 * op_s(c, &norm) * c->st->norm_passes + 2 * op_s(c, &add);
     x->fwd += y;
     x->bwd += 2 * y;
+}
+
+/* What the stack runs beside the fused kernels the cost model prices:
+ * RoPE over Q and K and layout copies over the hidden activation (each a
+ * read and a write, forward; twice backward), and under FP8 the casts of
+ * the blocks' linears (stack.h): their input activations (unless the norm
+ * writes FP8 itself, for QKV and FC1), their output gradients, and their
+ * weights (once a step when cached, else every microbatch). */
+static void stack_extra_cost(ctx *c, const lshape *s, ltime *x)
+{
+    const stack_spec *st = c->st;
+    double qk = s->T * (s->qd / s->t + s->kvd / s->kv_div);
+    cost_op rope = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = qk,
+                    .reads = 1, .writes = 1, .mem = MEM_ROPE};
+    double y = st->rope_passes > 0 && c->m->pos == POS_ROPE
+                   ? op_s(c, &rope) * st->rope_passes
+                   : 0;
+    y += bytes_s(c, st->copy_passes * s->T * s->h * 2 * c->act_b);
+    x->fwd += y;
+    x->bwd += 2 * y;
+    if (c->dt != DT_FP8)
+        return;
+    const model_spec *m = c->m;
+    double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1, f = m->ffn / s->t;
+    double qkv_out = s->qd / s->t + 2 * s->kvd / s->kv_div;
+    /* inputs of QKV, proj, FC1, FC2; outputs likewise */
+    double in_norm = 2 * s->T * s->h, in_other = s->T * (s->vd / s->t + f);
+    double out = s->T * (qkv_out + s->h + per_ffn * f + s->h);
+    double w = s->h * (qkv_out + s->vd / s->t + per_ffn * f + f);
+    double act = st->fp8_act_cast_bytes *
+                 (in_other + (st->fp8_norm_fused ? 0 : in_norm));
+    double wcast = st->fp8_weight_cast_bytes * w /
+                   (st->fp8_weight_cache ? c->M : 1);
+    x->fwd += bytes_s(c, act) + bytes_s(c, wcast);
+    x->bwd += bytes_s(c, st->fp8_grad_cast_bytes * out);
 }
 
 /* Megatron TP: an all-reduce after attention and after the MLP, each way;
@@ -463,6 +528,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     else
         mlp_cost(c, &s, &x);
     norm_add_cost(c, &s, &x);
+    stack_extra_cost(c, &s, &x);
     layer_comm(c, &s, at, v);
     if (c->p->zero >= 3) {
         double priced = c->op_total_s - total0;
@@ -501,7 +567,9 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
     else
         trained = params;
     double pb = params * mem_weight_bytes_per_param(p->precision);
-    double gb = trained * mem_grad_bytes_per_param(p);
+    double gb = trained * (c->st->fsdp_reduce_bytes > 0
+                               ? c->st->fsdp_reduce_bytes
+                               : mem_grad_bytes_per_param(p));
     double ag = coll_s(c, COLL_ALL_GATHER, 1, pb);
     double rs = coll_s(c, COLL_REDUCE_SCATTER, 1, gb);
     if (v->fsdp_first == 0)
@@ -561,8 +629,10 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
     }
     if (vs == c->P * c->V - 1) {
         double vocab = m->vocab / (double)p->tp;
-        v->fwd += gemm3(c, T, vocab, h);
-        v->bwd += lin_bwd(c, T, vocab, h);
+        v->fwd += gemm_dt(c, c->head_dt, T, vocab, h);
+        v->bwd += p->lora_rank > 0 ? gemm_dt(c, c->head_dt, T, h, vocab)
+                                   : gemm_dt(c, c->head_dt, T, h, vocab) +
+                                         gemm_dt(c, c->head_dt, h, vocab, T);
         cost_op ce = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = T * vocab};
         v->fwd += op_s(c, &ce);
         v->bwd += op_s(c, &ce);
@@ -571,6 +641,18 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
     }
     double priced = c->op_total_s - total0;
     v->mem_frac = priced > 0 ? (c->op_mem_s - mem0) / priced : 0;
+    /* the host launches every kernel; without CUDA graphs a pass takes at
+     * least the time the framework spends launching it (the backward
+     * launches about twice the forward's kernels) */
+    const stack_spec *st = c->st;
+    if (!st->cuda_graphs && st->host_us_per_kernel > 0) {
+        double host = (l1 - l0) * st->kernels_per_layer *
+                      st->host_us_per_kernel * 1e-6;
+        if (v->fwd < host)
+            v->fwd = host;
+        if (v->bwd < 2 * host)
+            v->bwd = 2 * host;
+    }
     /* recompute replays forward work inside the backward */
     double re = p->recompute == RECOMPUTE_FULL ? v->fwd
                 : p->recompute == RECOMPUTE_SELECTIVE ? v->attn_core
@@ -1003,7 +1085,7 @@ static double optimizer_s(ctx *c, double params)
     const plan_train *p = c->p;
     double shard = p->zero >= 1 ? params / ((double)p->dp * p->cp) : params;
     cost_op op = {.kind = OP_OPTIMIZER, .dt = DT_FP32, .elems = shard};
-    return op_s(c, &op);
+    return op_s(c, &op) * c->st->optimizer_passes;
 }
 
 /* ---- the whole step ------------------------------------------------------ */
@@ -1397,6 +1479,16 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
     c->tokens = (double)p->seq_len / p->cp * p->micro_batch;
     c->dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
     c->act_b = dtype_bytes(plan_act_dtype(p));
+    c->st_none = stack_defaults();
+    c->st = in->stack ? in->stack : &c->st_none;
+    for (int i = 0; i < c->st->nattention && !c->attn_k; i++)
+        c->attn_k = cost_attn_kernel_find(in->cost, c->st->attention[i]);
+    c->attn_dt = c->head_dt = c->dt;
+    if (c->dt == DT_FP8) {
+        c->head_dt = plan_act_dtype(p);
+        if (!(p->fp8_attention && c->st->fp8_attention))
+            c->attn_dt = plan_act_dtype(p);
+    }
     if (!gpu_supports_dtype(in->gpu, c->dt, NULL) && c->dt == DT_FP8)
         return err_set(e, "--precision fp8 on %s: no FP8 tensor cores",
                        in->gpu->name);
@@ -1514,6 +1606,9 @@ static void report_rates(const ctx *c, const sim *S, train_result *r,
     r->bubble_fraction = busy_max > 0 ? (span * 1e-9 - busy_max) / busy_max
                                       : 0;
     r->sm_efficiency = hw_flops / gpus / (busy_max * peak);
+    if (c->attn_k > 0 && p->flash_attn)
+        snprintf(r->attn_kernel, sizeof r->attn_kernel, "%s",
+                 in->cost->attn_k[c->attn_k - 1].name);
 }
 
 /* Communication left on the critical path, per kind, and GPU-Util. */

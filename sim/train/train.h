@@ -20,6 +20,7 @@
 #include "cost/cost.h"
 #include "mem/mem.h"
 #include "model/model.h"
+#include "model/stack.h"
 #include "hw/topo.h"
 
 enum { COMM_TP, COMM_PP, COMM_DP, COMM_CP, COMM_EP, COMM_KINDS };
@@ -74,6 +75,7 @@ typedef struct train_input {
                                 train_record_free) */
     const train_loader *loader; /* NULL: data always ready */
     int gpus; /* the first gpus of the cluster (0: all of them) */
+    const stack_spec *stack; /* the framework (NULL: stack_defaults) */
 } train_input;
 
 /* Compute slowed by a communication kernel running beside it on the same
@@ -126,6 +128,8 @@ typedef struct train_result {
     double exposed_comm_s[COMM_KINDS];
     double gpu_util;          /* any kernel running, communication included */
     double sm_efficiency;     /* hardware FLOPs / (busy time x peak) */
+    char attn_kernel[16];     /* the stack's fused attention kernel priced
+                                 ("" : the GPU's attention.tsv, or none) */
     train_interference interference; /* on the critical stage */
     train_link_use top_links[TRAIN_TOP_LINKS]; /* busiest first */
     int ntop_links;

@@ -369,6 +369,25 @@ run 1 train-uneven-split -- train --model llama-2-7b --cluster dgx-h100 --tp 1 -
 has 'does not split the 32 layers of llama-2-7b: 5 stages divide neither 32 nor 34'
 run 1 train-uneven-entry -- train "$tmp/uneven.cfg" --layers-per-stage 6,x
 has '^llmsim train: --layers-per-stage: "6,x" is not a list of integers'
+# software stacks: the report names the stack and the kernel it priced;
+# an unknown name, a bad profile key, and eager PyTorch slower than
+# Megatron-Core's fused kernels on the same plan
+run 0 train-stack-default -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16
+has '^stack megatron-core \(Megatron-Core \+ Transformer Engine\): attention cudnn;'
+run 0 train-stack-a100 -- train --model llama-2-7b --cluster dgx-a100 --tp 2 --pp 1 --dp 4 --global-batch 8 --stack megatron-core
+has '^stack megatron-core .*: attention fa2;'
+run 1 train-stack-unknown -- train configs/train-llama2-7b-8xh100.cfg --stack torchtitn
+has '^llmsim train: --stack: unknown software stack "torchtitn" \(did you mean "torchtitan"\?\)'
+quiet
+printf 'display = "x";\nversion = "1";\nsource = "s";\nkernels = { norm_pases = 2.0; };\n' >"$tmp/bad-stack.cfg"
+run 1 train-stack-badkey -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-stack.cfg"
+has 'bad-stack.cfg:4: norm_pases: unknown key \(did you mean "norm_passes"\?\)'
+mc=$("$L" train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+tt=$("$L" train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --stack torchtitan --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+cur=train-stack-eager-slower
+if awk -v a="$mc" -v b="$tt" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "torchtitan $tt s not slower than megatron-core $mc s"; fi
+run 0 train-fp8-attention -- train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --precision fp8 --fp8-attention
+has 'attention fp8$'
 run 0 train-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --json
 has '"step_time_s": '
 run 0 train-config-flag-wins -- train configs/train-llama2-7b-8xh100.cfg --tp 4 --pp 1 --json

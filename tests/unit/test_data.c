@@ -474,9 +474,11 @@ static void test_kernels_shipped(void **state)
     cost_calib_free(&c);
 }
 
-/* calib/kernels.tsv in a scratch data directory whose calib/h100-sxm and
- * calib/links.tsv are the real ones. */
-static const char *kernels_error(const char *table, cost_calib *c)
+/* calib/kernels.tsv (and attention-kernels.tsv when attn is not NULL) in
+ * a scratch data directory whose calib/h100-sxm and calib/links.tsv (and
+ * attention-kernels.tsv otherwise) are the real ones. */
+static const char *kernels_attn_error(const char *table, const char *attn,
+                                      cost_calib *c)
 {
     static llm_err e;
     scratch();
@@ -488,10 +490,53 @@ static const char *kernels_error(const char *table, cost_calib *c)
     assert_non_null(realpath("calib/links.tsv", real));
     snprintf(link, sizeof link, "%s/calib/links.tsv", dir);
     assert_int_equal(symlink(real, link), 0);
+    if (attn) {
+        put("calib/attention-kernels.tsv", attn);
+    } else {
+        assert_non_null(realpath("calib/attention-kernels.tsv", real));
+        snprintf(link, sizeof link, "%s/calib/attention-kernels.tsv", dir);
+        assert_int_equal(symlink(real, link), 0);
+    }
     int rc = cfg_load_cost_calib(dir, &cat, gpu_find(&cat, "h100-sxm"), c,
                                  &e);
     scratch_remove();
     return rc == 0 ? NULL : e.msg;
+}
+
+static const char *kernels_error(const char *table, cost_calib *c)
+{
+    return kernels_attn_error(table, NULL, c);
+}
+
+#define A_HEAD "kernel\tsm\tfwd\tfwd_causal\tbwd\tsource\n"
+
+/* calib/attention-kernels.tsv: the rows of the GPU's sm only, each with
+ * fractions of peak in (0, 1], one per kernel and sm, and a source. */
+static void test_attention_kernels(void **state)
+{
+    (void)state;
+    cost_calib c;
+    const char *k = "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"
+                    "*\tdropout_mask_bytes\t1\tbytes\ts\n";
+    char t[1024];
+    snprintf(t, sizeof t, "gpu\tkey\tvalue\tunit\tsource\n%s", k);
+    assert_null(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\ts\n"
+                                          "fa2\t80\t0.7\t0.6\t0.5\ts\n",
+                                   &c));
+    assert_int_equal(c.nattn_k, 1); /* h100-sxm is sm 90 */
+    int i = cost_attn_kernel_find(&c, "fa2");
+    assert_int_equal(i, 1);
+    assert_true(c.attn_k[0].fwd == 0.4 && c.attn_k[0].bwd == 0.2);
+    assert_int_equal(cost_attn_kernel_find(&c, "fa3"), 0);
+    cost_calib_free(&c);
+    expect(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\ts\n"
+                                     "fa2\t90\t0.5\t0.3\t0.2\ts\n", &c),
+           "attention-kernels.tsv:3: fa2: a second row for sm 90", NULL);
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t1.5\t0.3\t0.2\ts\n", &c),
+           "attention-kernels.tsv:2", "fwd");
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\t\n", &c),
+           "expected a kernel name of at most 15 characters and a source",
+           NULL);
 }
 
 #define K_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
@@ -538,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_hopper_variants_tables),
         cmocka_unit_test(test_kernels_shipped),
         cmocka_unit_test(test_kernels_errors),
+        cmocka_unit_test(test_attention_kernels),
     };
     return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);
 }

@@ -185,7 +185,7 @@ static void test_search_guarantees(void **state)
     p.global_batch = 64;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov,
-                      false, false, NULL, NULL, 0};
+                      false, false, NULL, NULL, 0, NULL};
     search_result s;
     llm_err e;
     assert_int_equal(search_train(&in, &p, 12, 1, &s, &e), 0);

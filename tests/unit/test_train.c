@@ -8,7 +8,7 @@
 static train_result run(env *v, const plan_train *p, bool free_comm)
 {
     train_input in = {&v->m, p, v->t, R(v->t), v->t->gpu, &v->cost, &v->coll, &v->ov,
-                      free_comm, false, NULL, NULL, 0};
+                      free_comm, false, NULL, NULL, 0, NULL};
     train_result r;
     llm_err e;
     if (train_simulate(&in, &r, &e) != 0) {
@@ -252,7 +252,7 @@ static void test_full_equals_representative(void **state)
     p.tp = 4, p.pp = 1, p.dp = 4, p.zero = 1, p.global_batch = 16;
     p.seq_len = 4096;
     train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, 0};
+                      false, NULL, NULL, 0, NULL};
     train_result a, b;
     llm_err e;
     assert_int_equal(train_simulate(&in, &a, &e), 0);
@@ -379,7 +379,7 @@ static void test_input_pipeline(void **state)
     l = exp_loader_defaults();
     l.workers = 2, l.sample_s = 1e-6;
     train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, &l, 0};
+                      false, NULL, &l, 0, NULL};
     train_result r;
     llm_err e;
     assert_int_equal(train_simulate(&in, &r, &e), 0);
@@ -636,7 +636,7 @@ static void test_bad_plans(void **state)
     plan_train p;
     p = exp_plan_train_defaults();
     train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov, false,
-                      false, NULL, NULL, 0};
+                      false, NULL, NULL, 0, NULL};
     train_result r;
     llm_err e;
     p.tp = 4; /* 4 GPUs on an 8-GPU node */

@@ -1,0 +1,62 @@
+/* stack — what a training framework does to a step, as data.
+ *
+ * The same GPUs give different step times under Megatron-Core, torchtitan
+ * or DeepSpeed: each launches its own kernels (fused or eager norms, RoPE
+ * and activations; cuDNN, FlashAttention-2 or -3), pays its own host
+ * overhead per kernel unless CUDA graphs hide it, and runs FP8 with its
+ * own casts.  A stack profile (stacks/NAME.cfg, read by cfg) says all of
+ * that with sources; cost and train price a layer through it.  Owned by
+ * the model layer beside the plan: like a plan it is what the user chose
+ * and knows nothing of time. */
+#ifndef LLMSIM_STACK_H
+#define LLMSIM_STACK_H
+
+#include <stdbool.h>
+
+#define STACK_MAX_ATTN 4
+
+typedef struct stack_spec {
+    char name[64], display[160], version[160];
+    char source[4096];
+    /* fused attention kernels in the order the framework tries them
+     * ("cudnn", "fa3", "fa2"): the first with a row in
+     * calib/attention-kernels.tsv for the GPU is the one priced */
+    char attention[STACK_MAX_ATTN][16];
+    int nattention;
+    /* memory-bound work per layer, in passes (one read and one write of
+     * the tensor at the activation width) where a fused kernel makes one:
+     * each norm, RoPE over Q and K, the MLP activation; plus copies per
+     * layer (layout changes, casts) over the hidden activation.  Forward;
+     * the backward makes twice as many. */
+    double norm_passes, rope_passes, act_passes, copy_passes;
+    /* host time the framework spends per kernel it launches (Python,
+     * dispatch, autograd), and kernels a layer launches forward; the
+     * backward launches twice as many.  A pass takes the longer of its
+     * GPU time and its launches, unless CUDA graphs replay it. */
+    double host_us_per_kernel, kernels_per_layer;
+    bool cuda_graphs;
+    /* the optimizer's HBM traffic over a fused multi-tensor kernel's
+     * (foreach kernels re-read the state; a per-parameter loop adds
+     * launches, counted apart) */
+    double optimizer_passes;
+    /* FP8 (--precision fp8) as the framework runs it: bytes moved per
+     * element to quantize a linear's input activation (an amax read for
+     * current scaling, then read 16-bit and write 8-bit), per element of
+     * a weight cast, and per element of an output gradient (cast and
+     * transpose); whether the weight casts are cached over a step's
+     * microbatches; whether the norm before QKV and FC1 writes the FP8
+     * input itself (Transformer Engine's LayerNormLinear) */
+    double fp8_act_cast_bytes, fp8_weight_cast_bytes, fp8_grad_cast_bytes;
+    bool fp8_weight_cache, fp8_norm_fused;
+    bool fp8_attention; /* offers FP8 attention (--fp8-attention) */
+    /* FSDP / ZeRO-3: the gradient reduce-scatter's dtype bytes (4: fp32
+     * as torchtitan's default mixed-precision policy; 0: the gradients'
+     * own) */
+    double fsdp_reduce_bytes;
+} stack_spec;
+
+/* The defaults a profile's missing keys take: fused kernels, no host
+ * overhead, no FP8 extras (the kernels the cost model prices alone). */
+stack_spec stack_defaults(void);
+
+#endif
