@@ -9,7 +9,8 @@
 
 static const char *const stack_keys[] = {"name",    "display", "version",
                                           "source",  "attention", "kernels",
-                                          "optimizer", "fp8",    "fsdp"};
+                                          "optimizer", "fp8",    "fsdp",
+                                          "compiled"};
 static const char *const kernel_keys[] = {
     "norm_passes", "rope_passes",       "act_passes",
     "copy_passes", "host_us_per_kernel", "kernels_per_layer",
@@ -19,6 +20,27 @@ static const char *const fp8_keys[] = {"act_cast_bytes", "weight_cast_bytes",
                                        "grad_cast_bytes", "weight_cache",
                                        "norm_fused",     "attention"};
 static const char *const fsdp_keys[] = {"reduce_bytes"};
+static const char *const compiled_keys[] = {
+    "norm_passes",    "rope_passes",       "act_passes",     "copy_passes",
+    "kernels_per_layer", "fp8_act_cast_bytes", "fp8_grad_cast_bytes"};
+
+/* compiled = { ... }: every figure required (what Inductor leaves). */
+static int load_compiled(cfgu *c, const config_setting_t *g, stack_spec *s)
+{
+    struct stack_compiled *k = &s->compiled;
+    s->compile_offered = true;
+    return cfgu_check_keys(c, g, compiled_keys, COUNT(compiled_keys)) ||
+           cfgu_double(c, g, "norm_passes", true, 0, 100, &k->norm_passes) ||
+           cfgu_double(c, g, "rope_passes", true, 0, 100, &k->rope_passes) ||
+           cfgu_double(c, g, "act_passes", true, 0, 100, &k->act_passes) ||
+           cfgu_double(c, g, "copy_passes", true, 0, 100, &k->copy_passes) ||
+           cfgu_double(c, g, "kernels_per_layer", true, 0, 1e4,
+                       &k->kernels_per_layer) ||
+           cfgu_double(c, g, "fp8_act_cast_bytes", true, 0, 64,
+                       &k->fp8_act_cast_bytes) ||
+           cfgu_double(c, g, "fp8_grad_cast_bytes", true, 0, 64,
+                       &k->fp8_grad_cast_bytes);
+}
 
 /* attention = ["cudnn", "fa2"]: kernel names, tried in order. */
 static int load_attention(cfgu *c, const config_setting_t *r, stack_spec *s)
@@ -83,7 +105,7 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
     if (cfgu_read(&c, &cfg))
         goto out;
     const config_setting_t *r = config_root_setting(&cfg);
-    config_setting_t *k, *o, *f, *z;
+    config_setting_t *k, *o, *f, *z, *cp;
     util_basename_id(path, s->name, sizeof s->name);
     if (cfgu_check_keys(&c, r, stack_keys, COUNT(stack_keys)) ||
         cfgu_str(&c, r, "name", false, s->name, sizeof s->name) ||
@@ -92,7 +114,8 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
         cfgu_str(&c, r, "source", true, s->source, sizeof s->source) ||
         load_attention(&c, r, s) || cfgu_group(&c, r, "kernels", &k) ||
         cfgu_group(&c, r, "optimizer", &o) || cfgu_group(&c, r, "fp8", &f) ||
-        cfgu_group(&c, r, "fsdp", &z) || (k && load_kernels(&c, k, s)))
+        cfgu_group(&c, r, "fsdp", &z) || cfgu_group(&c, r, "compiled", &cp) ||
+        (k && load_kernels(&c, k, s)) || (cp && load_compiled(&c, cp, s)))
         goto out;
     if (o && (cfgu_check_keys(&c, o, optimizer_keys, COUNT(optimizer_keys)) ||
               cfgu_double(&c, o, "passes", false, 0.1, 100,

@@ -175,6 +175,22 @@ const setting settings_table[] = {
      .help = "with --precision fp8, attention in FP8 too (where the stack "
              "offers it; otherwise it stays 16-bit)",
      .at = {TRAIN("parallel.fp8_attention", plan.fp8_attention)}},
+    {.flag = "compile", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
+     .dflt = "false",
+     .help = "torch.compile: the stack's compiled kernels (fused norms, RoPE, "
+             "activations and FP8 casts) where its profile offers them",
+     .at = {TRAIN("parallel.compile", plan.compile)}},
+    {.flag = "tp-overlap", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
+     .dflt = "false",
+     .help = "overlap TP communication with the GEMMs beside it "
+             "(Transformer Engine userbuffers, PyTorch AsyncTP)",
+     .at = {TRAIN("parallel.tp_overlap", plan.tp_overlap)}},
+    {.flag = "fsdp-fp8-allgather", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
+     .dflt = "false",
+     .help = "ZeRO-3/FSDP with --precision fp8: cast the weight shards to FP8 "
+             "before the all-gather (torchao), which then moves 1 byte a "
+             "parameter",
+     .at = {TRAIN("parallel.fsdp_fp8_allgather", plan.fsdp_fp8_allgather)}},
     {.flag = "grad-fp32", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
      .dflt = "false",
      .help = "fp32 gradient accumulation (Megatron's main_grad)",

@@ -52,6 +52,9 @@ typedef struct plan_train {
     bool flash_attn;
     bool fp8_attention;  /* precision fp8: attention in FP8 too (where the
                             stack offers it) */
+    bool compile;        /* torch.compile: the stack's compiled kernels */
+    bool tp_overlap;     /* TP communication overlapped with GEMMs */
+    bool fsdp_fp8_allgather; /* ZeRO-3, fp8: gather FP8 weight shards */
     bool grad_fp32;      /* fp32 gradient accumulation (Megatron main_grad) */
     bool overlap_grad_reduce; /* reduce during the backward (off: after it) */
     double moe_imbalance;        /* tokens on the busiest expert rank over

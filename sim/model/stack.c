@@ -13,3 +13,15 @@ stack_spec stack_defaults(void)
                         .fp8_weight_cache = true,
                         .fp8_norm_fused = true};
 }
+
+void stack_apply_compile(stack_spec *s)
+{
+    const struct stack_compiled *k = &s->compiled;
+    s->norm_passes = k->norm_passes;
+    s->rope_passes = k->rope_passes;
+    s->act_passes = k->act_passes;
+    s->copy_passes = k->copy_passes;
+    s->kernels_per_layer = k->kernels_per_layer;
+    s->fp8_act_cast_bytes = k->fp8_act_cast_bytes;
+    s->fp8_grad_cast_bytes = k->fp8_grad_cast_bytes;
+}

@@ -53,10 +53,23 @@ typedef struct stack_spec {
      * as torchtitan's default mixed-precision policy; 0: the gradients'
      * own) */
     double fsdp_reduce_bytes;
+    /* torch.compile (--compile): Inductor fuses the memory-bound ops and
+     * the FP8 casts into fewer kernels; these replace the eager figures
+     * when the stack offers it */
+    bool compile_offered;
+    struct stack_compiled {
+        double norm_passes, rope_passes, act_passes, copy_passes;
+        double kernels_per_layer;
+        double fp8_act_cast_bytes, fp8_grad_cast_bytes;
+    } compiled;
 } stack_spec;
 
 /* The defaults a profile's missing keys take: fused kernels, no host
  * overhead, no FP8 extras (the kernels the cost model prices alone). */
 stack_spec stack_defaults(void);
+
+/* s as torch.compile runs it: its compiled figures in place of the eager
+ * ones (s->compile_offered must be true). */
+void stack_apply_compile(stack_spec *s);
 
 #endif

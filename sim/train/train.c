@@ -32,7 +32,7 @@ typedef struct ctx {
     dtype dt;
     double act_b;          /* bytes per activation element (plan_act_dtype) */
     const stack_spec *st;  /* the framework's profile */
-    stack_spec st_none;    /* st when the input names none */
+    stack_spec st_own;     /* the input's, as compiled when asked */
     int attn_k;            /* its fused attention kernel (cost_op) */
     dtype attn_dt;         /* attention's dtype: 16-bit under FP8 unless
                               --fp8-attention and the stack offers it */
@@ -489,8 +489,12 @@ static void stack_extra_cost(ctx *c, const lshape *s, ltime *x)
     double w = s->h * (qkv_out + s->vd / s->t + per_ffn * f + f);
     double act = st->fp8_act_cast_bytes *
                  (in_other + (st->fp8_norm_fused ? 0 : in_norm));
+    /* cached: once a step; FSDP's FP8 all-gather: each rank casts its
+     * shard */
     double wcast = st->fp8_weight_cast_bytes * w /
-                   (st->fp8_weight_cache ? c->M : 1);
+                   (st->fp8_weight_cache ? c->M : 1) /
+                   (c->p->fsdp_fp8_allgather && c->p->zero >= 3 ? c->p->dp
+                                                                : 1);
     x->fwd += bytes_s(c, act) + bytes_s(c, wcast);
     x->bwd += bytes_s(c, st->fp8_grad_cast_bytes * out);
 }
@@ -499,14 +503,23 @@ static void stack_extra_cost(ctx *c, const lshape *s, ltime *x)
  * with SP a reduce-scatter + all-gather pair instead.  Context parallel:
  * K and V of each chunk go round the cp ring while attention (at_s
  * forward) runs (ring attention); only what outlasts it shows. */
-static void layer_comm(ctx *c, const lshape *s, double at_s, vcost *v)
+static void layer_comm(ctx *c, const lshape *s, double at_s, double lin_s,
+                       vcost *v)
 {
     const plan_train *p = c->p;
     double bytes = s->T * s->h * c->act_b;
     double tp = p->sp ? coll_s(c, COLL_REDUCE_SCATTER, 0, bytes) +
                             coll_s(c, COLL_ALL_GATHER, 0, bytes)
                       : coll_s(c, COLL_ALL_REDUCE, 0, bytes);
-    v->tp += 4 * tp;
+    if (p->tp_overlap) {
+        /* userbuffers / AsyncTP split each GEMM beside a TP collective
+         * into chunks that hide it: only what outlasts the layer's linear
+         * GEMMs shows (lin_s forward, twice that backward) */
+        double f = 2 * tp - lin_s, b = 2 * tp - 2 * lin_s;
+        v->tp += (f > 0 ? f : 0) + (b > 0 ? b : 0);
+    } else {
+        v->tp += 4 * tp;
+    }
     if (p->cp > 1) {
         double ring = (p->cp - 1) * coll_s(c, COLL_SEND_RECV, 3, cp_kv_bytes(c));
         double exp_cp = ring > at_s ? ring - at_s : 0;
@@ -521,15 +534,18 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     ltime x = {0, 0};
     double total0 = c->op_total_s, mem0 = c->op_mem_s;
     proj_cost(c, &s, &x);
+    double lin = x.fwd;
     double at = attention_cost(c, &s, &x);
     v->attn_core += at;
+    double f0 = x.fwd;
     if (m->moe_experts > 0 && layer >= m->moe_dense_layers)
         moe_cost(c, &s, &x, v);
     else
         mlp_cost(c, &s, &x);
+    lin += x.fwd - f0;
     norm_add_cost(c, &s, &x);
     stack_extra_cost(c, &s, &x);
-    layer_comm(c, &s, at, v);
+    layer_comm(c, &s, at, lin, v);
     if (c->p->zero >= 3) {
         double priced = c->op_total_s - total0;
         fsdp_layer(c, layer, x.fwd, x.bwd,
@@ -566,7 +582,13 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
         params += trained;
     else
         trained = params;
-    double pb = params * mem_weight_bytes_per_param(p->precision);
+    /* torchao's FP8 all-gather moves the FP8 shards (1 byte), cast
+     * before it on each shard: the casts divide over the dp ranks */
+    bool fp8_ag = p->fsdp_fp8_allgather && c->dt == DT_FP8;
+    double pb = params * (fp8_ag           ? 1
+                          : c->dt == DT_FP8 ? dtype_bytes(plan_act_dtype(p))
+                                            : mem_weight_bytes_per_param(
+                                                  p->precision));
     double gb = trained * (c->st->fsdp_reduce_bytes > 0
                                ? c->st->fsdp_reduce_bytes
                                : mem_grad_bytes_per_param(p));
@@ -1479,8 +1501,16 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
     c->tokens = (double)p->seq_len / p->cp * p->micro_batch;
     c->dt = p->precision == DT_FP32 ? DT_TF32 : p->precision;
     c->act_b = dtype_bytes(plan_act_dtype(p));
-    c->st_none = stack_defaults();
-    c->st = in->stack ? in->stack : &c->st_none;
+    c->st_own = in->stack ? *in->stack : stack_defaults();
+    if (p->compile) {
+        if (!c->st_own.compile_offered)
+            return err_set(e, "--compile: stack %s has no compiled kernels "
+                              "(expected a stack whose profile has compiled "
+                              "= { ... }, as torchtitan's)",
+                           c->st_own.name[0] ? c->st_own.name : "(none)");
+        stack_apply_compile(&c->st_own);
+    }
+    c->st = &c->st_own;
     for (int i = 0; i < c->st->nattention && !c->attn_k; i++)
         c->attn_k = cost_attn_kernel_find(in->cost, c->st->attention[i]);
     c->attn_dt = c->head_dt = c->dt;
