@@ -382,8 +382,8 @@ quiet
 printf 'display = "x";\nversion = "1";\nsource = "s";\nkernels = { norm_pases = 2.0; };\n' >"$tmp/bad-stack.cfg"
 run 1 train-stack-badkey -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-stack.cfg"
 has 'bad-stack.cfg:4: norm_pases: unknown key \(did you mean "norm_passes"\?\)'
-mc=$("$L" train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
-tt=$("$L" train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --stack torchtitan --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+mc=$($L train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+tt=$($L train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --stack torchtitan --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
 cur=train-stack-eager-slower
 if awk -v a="$mc" -v b="$tt" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "torchtitan $tt s not slower than megatron-core $mc s"; fi
 run 1 train-compile-not-offered -- train configs/train-llama2-7b-8xh100.cfg --compile
@@ -391,13 +391,13 @@ has '^llmsim train: --compile: stack megatron-core has no compiled kernels'
 quiet
 # torch.compile fuses torchtitan's eager kernels: faster; FP8 all-gather
 # halves FSDP's gather bytes: no slower; TP overlap hides TP comm: no slower
-tt_step() { "$L" train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --stack torchtitan "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
+tt_step() { $L train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --stack torchtitan "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
 e=$(tt_step) ; k=$(tt_step --compile)
 f=$(tt_step --compile --precision fp8) ; g=$(tt_step --compile --precision fp8 --fsdp-fp8-allgather)
 cur=train-compile-faster
 if awk -v a="$e" -v b="$k" -v f="$f" -v g="$g" 'BEGIN { exit !(b > 0 && b < a && g > 0 && g <= f) }'; then ok; else bad "eager $e compiled $k fp8 $f fp8-allgather $g"; fi
-a=$("$L" train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --json | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
-b=$("$L" train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --tp-overlap --json | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
+a=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --json | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
+b=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --tp-overlap --json | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
 cur=train-tp-overlap-hides
 if awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b < a) }'; then ok; else bad "exposed TP $a s, with overlap $b s"; fi
 run 0 train-fp8-attention -- train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --precision fp8 --fp8-attention
