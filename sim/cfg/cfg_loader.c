@@ -101,16 +101,28 @@ static void data_hint(const char *sub, const char *arg, char *hint,
     util_did_you_mean(hint, len, arg, ptrs, n);
 }
 
+/* The file a name stands for: ARG itself when it is a path, else
+ * <datadir>/<sub>/ARG.cfg.  -1 when a name has no file there, with " (did
+ * you mean ...?)" or "" in hint. */
+static int data_file(const char *sub, const char *arg, char *path,
+                     size_t len, char *hint, size_t hlen)
+{
+    if (is_path(arg)) {
+        snprintf(path, len, "%s", arg);
+        return 0;
+    }
+    snprintf(path, len, "%s/%s/%s.cfg", cfg_datadir(), sub, arg);
+    if (access(path, R_OK) == 0)
+        return 0;
+    data_hint(sub, arg, hint, hlen);
+    return -1;
+}
+
 int cfg_load_model_named(const char *arg, model_spec *m, llm_err *e)
 {
-    if (is_path(arg))
-        return cfg_load_model(arg, m, e);
-    char p[PATH_MAX + 128];
-    snprintf(p, sizeof p, "%s/models/%s.cfg", cfg_datadir(), arg);
-    if (access(p, R_OK) == 0)
+    char p[PATH_MAX + 128], hint[160];
+    if (data_file("models", arg, p, sizeof p, hint, sizeof hint) == 0)
         return cfg_load_model(p, m, e);
-    char hint[160];
-    data_hint("models", arg, hint, sizeof hint);
     return err_set(e, "--model: unknown model \"%s\"%s (expected a name "
                       "from %s/models/, a .cfg path or a Hugging Face "
                       "config.json; `llmsim model --list` lists them)",
@@ -119,14 +131,9 @@ int cfg_load_model_named(const char *arg, model_spec *m, llm_err *e)
 
 int cfg_load_stack_named(const char *arg, stack_spec *s, llm_err *e)
 {
-    if (strchr(arg, '/') || util_ends_with(arg, ".cfg"))
-        return cfg_load_stack(arg, s, e);
-    char p[PATH_MAX + 128];
-    snprintf(p, sizeof p, "%s/stacks/%s.cfg", cfg_datadir(), arg);
-    if (access(p, R_OK) == 0)
+    char p[PATH_MAX + 128], hint[160];
+    if (data_file("stacks", arg, p, sizeof p, hint, sizeof hint) == 0)
         return cfg_load_stack(p, s, e);
-    char hint[160];
-    data_hint("stacks", arg, hint, sizeof hint);
     return err_set(e, "--stack: unknown software stack \"%s\"%s (expected "
                       "a name from %s/stacks/ or a .cfg path; `llmsim help "
                       "train` lists them)", arg, hint, cfg_datadir());
@@ -174,19 +181,11 @@ topo *cfg_load_topo_named(const char *arg, int nodes, int p2p, gpu_catalog *cat,
 static int load_spec(const char *arg, int nodes, topo_nodespec *spec,
                      topo_fabricspec *fabric, int *n, llm_err *e)
 {
-    char path[PATH_MAX + 64];
-    if (is_path(arg))
-        snprintf(path, sizeof path, "%s", arg);
-    else
-        snprintf(path, sizeof path, "%s/topologies/%s.cfg", cfg_datadir(),
-                 arg);
-    if (!is_path(arg) && access(path, R_OK) != 0) {
-        char hint[160];
-        data_hint("topologies", arg, hint, sizeof hint);
+    char path[PATH_MAX + 64], hint[160];
+    if (data_file("topologies", arg, path, sizeof path, hint, sizeof hint))
         return err_set(e, "--cluster: unknown topology \"%s\"%s (expected "
                           "a name from %s/topologies/ or a path)", arg, hint,
                        cfg_datadir());
-    }
     *n = 1;
     if (cfg_load_topology(path, cfg_datadir(), spec, n, fabric, e))
         return -1;
