@@ -419,16 +419,18 @@ static int load_attn_kernels(const char *datadir, const gpu_spec *g,
     tsv t;
     if (tsv_load(p, &t, e))
         return -1;
-    int ck = tsv_col(&t, "kernel", e), cs = ck < 0 ? -1 : tsv_col(&t, "sm", e);
-    int cf = cs < 0 ? -1 : tsv_col(&t, "fwd", e);
-    int cc2 = cf < 0 ? -1 : tsv_col(&t, "fwd_causal", e);
-    int cb = cc2 < 0 ? -1 : tsv_col(&t, "bwd", e);
-    int csrc = cb < 0 ? -1 : tsv_col(&t, "source", e);
-    int rc = csrc < 0 ? -1 : 0;
+    enum { KERNEL, SM, FWD, FWD_CAUSAL, BWD, SOURCE, NCOL };
+    static const char *const names[NCOL] = {"kernel", "sm",  "fwd",
+                                            "fwd_causal", "bwd", "source"};
+    int col[NCOL], rc = 0;
+    for (int i = 0; i < NCOL && rc == 0; i++)
+        if ((col[i] = tsv_col(&t, names[i], e)) < 0)
+            rc = -1;
     for (int r = 0; rc == 0 && r < t.rows; r++) {
         double sm;
-        const char *name = tsv_get(&t, r, ck), *src = tsv_get(&t, r, csrc);
-        if (tsv_num(&t, r, cs, 10, 1000, &sm, e)) {
+        const char *name = tsv_get(&t, r, col[KERNEL]);
+        const char *src = tsv_get(&t, r, col[SOURCE]);
+        if (tsv_num(&t, r, col[SM], 10, 1000, &sm, e)) {
             rc = -1;
             break;
         }
@@ -452,9 +454,9 @@ static int load_attn_kernels(const char *datadir, const gpu_spec *g,
             break;
         }
         struct cost_attn_kernel *k = &cc->attn_k[cc->nattn_k];
-        if (tsv_num(&t, r, cf, 1e-3, 1, &k->fwd, e) ||
-            tsv_num(&t, r, cc2, 1e-3, 1, &k->fwd_causal, e) ||
-            tsv_num(&t, r, cb, 1e-3, 1, &k->bwd, e)) {
+        if (tsv_num(&t, r, col[FWD], 1e-3, 1, &k->fwd, e) ||
+            tsv_num(&t, r, col[FWD_CAUSAL], 1e-3, 1, &k->fwd_causal, e) ||
+            tsv_num(&t, r, col[BWD], 1e-3, 1, &k->bwd, e)) {
             rc = -1;
             break;
         }
