@@ -329,6 +329,9 @@ typedef struct ltime {
 typedef struct lshape {
     double T, h, t;          /* tokens, hidden size, TP degree */
     double qd, kvh, kvd, kv_div, vd;
+    double qkv_out;          /* QKV's output width on one TP rank */
+    double per_ffn;          /* up-projections per MLP: 2 SwiGLU, 1 GELU */
+    double f;                /* the dense MLP's width on one TP rank */
 } lshape;
 
 static lshape layer_shape(const ctx *c)
@@ -340,14 +343,17 @@ static lshape layer_shape(const ctx *c)
     s.kvd = s.kvh * (m->mla ? model_qk_head_dim(m) : m->head_dim);
     s.kv_div = s.kvh >= s.t ? s.t : s.kvh;
     s.vd = m->heads * (double)model_v_head_dim(m);
+    s.qkv_out = s.qd / s.t + 2 * s.kvd / s.kv_div;
+    s.per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
+    s.f = m->ffn / s.t;
     return s;
 }
 
 /* QKV and the output projection (and their LoRA adapters). */
 static void proj_cost(ctx *c, const lshape *s, ltime *x)
 {
-    x->fwd += gemm3(c, s->T, s->qd / s->t + 2 * s->kvd / s->kv_div, s->h);
-    x->bwd += lin_bwd(c, s->T, s->qd / s->t + 2 * s->kvd / s->kv_div, s->h);
+    x->fwd += gemm3(c, s->T, s->qkv_out, s->h);
+    x->bwd += lin_bwd(c, s->T, s->qkv_out, s->h);
     x->fwd += gemm3(c, s->T, s->h, s->vd / s->t);
     x->bwd += lin_bwd(c, s->T, s->h, s->vd / s->t);
     if (c->p->lora_rank > 0) {
@@ -401,7 +407,7 @@ static void moe_cost(ctx *c, const lshape *s, ltime *x, vcost *v)
 {
     const model_spec *m = c->m;
     const plan_train *p = c->p;
-    double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
+    double per_ffn = s->per_ffn;
     double E = m->moe_experts / p->ep, k = m->moe_active;
     /* tokens per local expert on the busiest rank: the mean times the
      * routing imbalance, which every rank of the layer waits for */
@@ -430,10 +436,8 @@ static void moe_cost(ctx *c, const lshape *s, ltime *x, vcost *v)
 /* A dense MLP (GELU or SwiGLU), its adapters and its activation. */
 static void mlp_cost(ctx *c, const lshape *s, ltime *x)
 {
-    const model_spec *m = c->m;
     const plan_train *p = c->p;
-    double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1;
-    double f = m->ffn / s->t;
+    double per_ffn = s->per_ffn, f = s->f;
     x->fwd += gemm3(c, s->T, per_ffn * f, s->h) + gemm3(c, s->T, s->h, f);
     x->bwd += lin_bwd(c, s->T, per_ffn * f, s->h) + lin_bwd(c, s->T, s->h, f);
     /* adapters on gate and up (SwiGLU) or fc1, and on down */
@@ -480,9 +484,7 @@ static void stack_extra_cost(ctx *c, const lshape *s, ltime *x)
     x->bwd += 2 * y;
     if (c->dt != DT_FP8)
         return;
-    const model_spec *m = c->m;
-    double per_ffn = m->mlp == MLP_SWIGLU ? 2 : 1, f = m->ffn / s->t;
-    double qkv_out = s->qd / s->t + 2 * s->kvd / s->kv_div;
+    double per_ffn = s->per_ffn, f = s->f, qkv_out = s->qkv_out;
     /* inputs of QKV, proj, FC1, FC2; outputs likewise */
     double in_norm = 2 * s->T * s->h, in_other = s->T * (s->vd / s->t + f);
     double out = s->T * (qkv_out + s->h + per_ffn * f + s->h);
