@@ -382,8 +382,10 @@ quiet
 printf 'display = "x";\nversion = "1";\nsource = "s";\nkernels = { norm_pases = 2.0; };\n' >"$tmp/bad-stack.cfg"
 run 1 train-stack-badkey -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-stack.cfg"
 has 'bad-stack.cfg:4: norm_pases: unknown key \(did you mean "norm_passes"\?\)'
-mc=$($L train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
-tt=$($L train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --stack torchtitan --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+# step time of Llama 3 8B, FSDP over 8 H100s, with the extra flags given
+l8_step() { $L train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
+mc=$(l8_step)
+tt=$(l8_step --stack torchtitan)
 cur=train-stack-eager-slower
 if awk -v a="$mc" -v b="$tt" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "torchtitan $tt s not slower than megatron-core $mc s"; fi
 run 1 train-compile-not-offered -- train configs/train-llama2-7b-8xh100.cfg --compile
@@ -391,7 +393,7 @@ has '^llmsim train: --compile: stack megatron-core has no compiled kernels'
 quiet
 # torch.compile fuses torchtitan's eager kernels: faster; FP8 all-gather
 # halves FSDP's gather bytes: no slower; TP overlap hides TP comm: no slower
-tt_step() { $L train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --stack torchtitan "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
+tt_step() { l8_step --stack torchtitan "$@"; }
 e=$(tt_step) ; k=$(tt_step --compile)
 f=$(tt_step --compile --precision fp8) ; g=$(tt_step --compile --precision fp8 --fsdp-fp8-allgather)
 cur=train-compile-faster
