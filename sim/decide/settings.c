@@ -16,6 +16,7 @@ const char *const exp_kind_names[EXP_KINDS] = {"training", "serving",
 _Static_assert(sizeof(plan_schedule) == sizeof(int), "enum is an int");
 _Static_assert(sizeof(dtype) == sizeof(int), "enum is an int");
 _Static_assert(sizeof(serve_preempt) == sizeof(int), "enum is an int");
+_Static_assert(sizeof(plan_loss) == sizeof(int), "enum is an int");
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -142,6 +143,12 @@ const setting settings_table[] = {
              "(torchtitan), every:K every K-th block in full (torchtitan), "
              "full every block",
      .at = {TRAIN("parallel.recompute", plan)}},
+    {.flag = "cross-entropy", .type = SET_ENUM, NAMES(plan_loss_names),
+     .dflt = "fused",
+     .help = "the loss's logits buffers: fused (Megatron, in place), eager "
+             "(PyTorch cross_entropy on fp32 logits: torchtitan, Hugging "
+             "Face), compiled (the same under torch.compile)",
+     .at = {TRAIN("parallel.cross_entropy", plan.loss)}},
     {.flag = "precision", .type = SET_DTYPE, NAMES(train_dtypes),
      .dflt = "bf16", .help = "training precision (GEMMs; fp8 needs FP8 tensor "
      "cores)", .at = {TRAIN("parallel.precision", plan.precision)}},

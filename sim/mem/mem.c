@@ -423,6 +423,39 @@ double mem_replay_flops_per_token(const model_spec *m, const plan_train *p,
     return f;
 }
 
+/* The loss's logits buffers at their peak, on the last stage, for one
+ * microbatch of T = s·b tokens over a vocabulary split by TP (Megatron's
+ * vocab-parallel loss, torchtitan's loss_parallel), v the activations'
+ * bytes:
+ *   fused (Megatron-LM tensor_parallel/cross_entropy.py): the 16-bit
+ *     logits and their fp32 copy (calculate_logits_max's .float()),
+ *     which becomes the softmax in place and, backward, the gradient in
+ *     place (grad_input.mul_), then its 16-bit cast: (v + 4)·TV/t;
+ *   eager (F.cross_entropy(pred.float(), ...), torchtitan's
+ *     cross_entropy_loss, Hugging Face's ForCausalLMLoss): forward the
+ *     16-bit logits, the fp32 copy and the log-softmax it saves
+ *     (v + 8 B); backward the saved log-softmax, the incoming gradient
+ *     and log_softmax_backward's output, 12 B, the larger;
+ *   compiled (the same under torch.compile, torchtitan from 2025): the
+ *     16-bit logits are kept (the softmax is recomputed from them and the
+ *     fp32 log-sum-exp) and the backward writes a 16-bit gradient: 2v.
+ * Korthikanti et al. Appendix B count 4sbv/t, the fp32 logits a fused
+ * loss holds between the passes. */
+double mem_loss_bytes(const model_spec *m, const plan_train *p)
+{
+    const double v = act_bytes_per_value(p);
+    const double tv = (double)p->seq_len / p->cp * p->micro_batch *
+                      m->vocab / p->tp;
+    switch (p->loss) {
+    case LOSS_EAGER:
+        return (v + 8 > 12 ? v + 8 : 12) * tv;
+    case LOSS_COMPILED:
+        return 2 * v * tv;
+    default:
+        return (v + 4) * tv;
+    }
+}
+
 /* Layer-microbatch units held on stage s and microbatches in flight. */
 static double layers_held(const plan_train *p, int layers_stage, int s,
                           int m_count, int *in_flight)
@@ -450,9 +483,11 @@ static double layers_held(const plan_train *p, int layers_stage, int s,
  *
  * The peak: what every layer-microbatch in flight keeps (its mode's
  * share: the input of a checkpointed layer, the saved tensors under op),
- * the embedding and logits extras, and on top of them what the backward
- * of one layer rematerializes of what it did not keep (a checkpointed
- * layer its whole set, at once). */
+ * the embedding and final-norm extras, and on top of them the larger of
+ * two transients that never meet: the backward of a layer rematerializes
+ * all it did not keep (a checkpointed layer its whole set, at once), and
+ * the loss holds its logits buffers (mem_loss_bytes), which are freed
+ * before the last layer's backward begins. */
 static void train_activations(const model_spec *m, const plan_train *p,
                               int s, int held, mem_result *r)
 {
@@ -484,16 +519,18 @@ static void train_activations(const model_spec *m, const plan_train *p,
                        m->hidden;
     const double whole_div = p->sp ? p->tp : 1;
     /* Korthikanti Appendix B: embedding dropout sbhp/t on the first stage;
-     * the last stage's final norm + output-layer inputs and fp32 logits
-     * 4sbh/t·(1 + v/h), held for one microbatch */
+     * the last stage's final norm + output-layer inputs, held for one
+     * microbatch, and its loss */
     double edge = 0;
     if (s == 0 && m->dropout > 0)
         edge += in_flight * sbh / whole_div;
-    if (s == p->pp - 1)
-        edge += 2 * v * sbh / whole_div + 4.0 * sbh / m->hidden * m->vocab /
-                                              p->tp;
+    if (s == p->pp - 1) {
+        edge += 2 * v * sbh / whole_div;
+        r->act_loss = mem_loss_bytes(m, p);
+    }
     r->act_edge = edge;
-    r->activations = r->act_layers_held * r->act_per_layer + edge + working;
+    r->activations = r->act_layers_held * r->act_per_layer + edge +
+                     (working > r->act_loss ? working : r->act_loss);
 }
 
 void mem_train_stage(const model_spec *m, const plan_train *p,

@@ -45,9 +45,13 @@ typedef struct mem_result {
     double act_per_layer;    /* bytes a layer keeps per microbatch under
                                 the recompute mode (average) */
     double act_layers_held;  /* layer x microbatch units held at the peak */
-    double act_edge;         /* embedding / logits extras */
+    double act_edge;         /* embedding dropout, final norm and output
+                                layer inputs */
     double act_working;      /* recompute: what one layer's backward
                                 rematerializes on top of what it kept */
+    double act_loss;         /* last stage: the loss's logits buffers
+                                (mem_loss_bytes); the peak adds the larger
+                                of this and act_working */
     double comm_buffers, nccl, cuda_context, reserve;
     double kv_per_token_gpu; /* all layers of the stage, one GPU */
     double kv_tokens;        /* tokens cached, after block rounding */
@@ -104,6 +108,9 @@ double mem_op_replayed_share(const model_spec *m, const plan_train *p,
  * output layer and the loss are never replayed. */
 double mem_replay_flops_per_token(const model_spec *m, const plan_train *p,
                                   double attn_layer_flops);
+/* The loss's logits buffers at their peak on the last stage, one
+ * microbatch, one GPU, for p->loss (fused, eager, compiled). */
+double mem_loss_bytes(const model_spec *m, const plan_train *p);
 
 /* Per-parameter bytes (before sharding) of weights / gradients /
  * optimizer state for a precision and optimizer; adafactor's factored

@@ -13,6 +13,8 @@ const char *const plan_optimizer_names[OPT_COUNT] = {
     "adam", "adamw", "sgd", "sgd-momentum", "adafactor", "adam-8bit"};
 const char *const plan_recompute_names[RECOMPUTE_COUNT] = {
     "none", "selective", "op", "every", "full"};
+const char *const plan_loss_names[LOSS_COUNT] = {"fused", "eager",
+                                                 "compiled"};
 const char *const plan_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
 
 int plan_train_gpus(const plan_train *p) { return p->tp * p->pp * p->dp * p->cp; }

@@ -43,6 +43,19 @@ typedef enum {
     RECOMPUTE_FULL,
     RECOMPUTE_COUNT
 } plan_recompute;
+
+/* The cross-entropy loss's implementation, which sets the logits buffers
+ * alive at the end of the forward and the start of the backward:
+ *   FUSED     Megatron-LM's vocab-parallel kernel: an fp32 copy of the
+ *             16-bit logits, turned in place into the softmax and then
+ *             into the gradient;
+ *   EAGER     PyTorch's cross_entropy on logits.float() (torchtitan
+ *             without a compiled loss, Hugging Face): the fp32 copy, the
+ *             log-softmax it saves, and in the backward the incoming
+ *             gradient and the input gradient, each T x vocab in fp32;
+ *   COMPILED  the same under torch.compile: the 16-bit logits are kept
+ *             and the backward writes a 16-bit gradient. */
+typedef enum { LOSS_FUSED, LOSS_EAGER, LOSS_COMPILED, LOSS_COUNT } plan_loss;
 typedef enum { SCHED_1F1B, SCHED_GPIPE, SCHED_INTERLEAVED } plan_schedule;
 
 /* A list of small integers a setting gives (layers per pipeline stage). */
@@ -65,6 +78,7 @@ typedef struct plan_train {
     int seq_len;
     plan_recompute recompute;
     int recompute_every; /* RECOMPUTE_EVERY: K, 1..layers; 0 otherwise */
+    plan_loss loss;
     int zero;
     plan_schedule schedule;
     dtype precision;
@@ -97,6 +111,7 @@ typedef struct plan_infer {
 
 extern const char *const plan_optimizer_names[OPT_COUNT];
 extern const char *const plan_recompute_names[RECOMPUTE_COUNT];
+extern const char *const plan_loss_names[LOSS_COUNT];
 extern const char *const plan_schedule_names[3];
 
 /* GPUs the plan occupies: tp x pp x dp x cp (experts shard inside dp x cp). */

@@ -42,6 +42,8 @@ json_t *rjson_plan(const plan_train *p, const model_spec *m)
     json_object_set_new(o, "zero", json_integer(p->zero));
     char rc[PLAN_RECOMPUTE_TEXT];
     json_object_set_new(o, "recompute", json_string(plan_recompute_text(p, rc)));
+    json_object_set_new(o, "cross_entropy",
+                        json_string(plan_loss_names[p->loss]));
     json_object_set_new(o, "schedule",
                         json_string(plan_schedule_names[p->schedule]));
     json_object_set_new(o, "vpp", json_integer(p->vpp));

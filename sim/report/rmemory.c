@@ -54,7 +54,7 @@ static void train_plan_text(FILE *fp, const model_spec *m,
     char rc[PLAN_RECOMPUTE_TEXT];
     fprintf(fp, "plan: tp %d, pp %d, dp %d, cp %d, ep %d (%d GPU%s)%s; "
             "micro-batch %d, %d microbatch%s/step, seq %d; %s%s; ZeRO-%d; "
-            "recompute %s; FlashAttention %s\n",
+            "recompute %s; FlashAttention %s; %s cross-entropy\n",
             p->tp, p->pp, p->dp, p->cp, p->ep, plan_train_gpus(p),
             plan_train_gpus(p) > 1 ? "s" : "",
             p->sp ? ", sequence parallel" : "", p->micro_batch,
@@ -62,7 +62,7 @@ static void train_plan_text(FILE *fp, const model_spec *m,
             plan_schedule_names[p->schedule],
             p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
             p->zero, plan_recompute_text(p, rc),
-            p->flash_attn ? "on" : "off");
+            p->flash_attn ? "on" : "off", plan_loss_names[p->loss]);
     fprintf(fp, "peak on pipeline stage %d of %d (%d microbatch%s in flight "
             "there)\n\n",
             r->stage, p->pp, r->in_flight, r->in_flight > 1 ? "es" : "");
@@ -113,8 +113,8 @@ static void train_optimizer_line(FILE *fp, const plan_train *p,
     line(fp, "optimizer states", r->optimizer, how);
 }
 
-/* What the layer-microbatches keep, the replayed layer on top, then the
- * edge extras. */
+/* What the layer-microbatches keep, then the larger transient on top
+ * (a layer's replay or the loss's logits), then the edge extras. */
 static void train_activations_line(FILE *fp, const plan_train *p,
                                    const mem_result *r)
 {
@@ -127,10 +127,14 @@ static void train_activations_line(FILE *fp, const plan_train *p,
              p->recompute >= 0 && p->recompute < RECOMPUTE_COUNT
                  ? kept[p->recompute]
                  : "");
-    if (gib(r->act_working) >= 0.005) /* not FlashAttention's LSE */
-        HOW_ADD(how, " + %.2f GiB replayed layer", gib(r->act_working));
+    if (r->act_working >= r->act_loss) {
+        if (gib(r->act_working) >= 0.005) /* not FlashAttention's LSE */
+            HOW_ADD(how, " + %.2f GiB replayed layer", gib(r->act_working));
+    } else
+        HOW_ADD(how, " + %.2f GiB logits (%s loss)", gib(r->act_loss),
+                plan_loss_names[p->loss]);
     if (r->act_edge > 0)
-        HOW_ADD(how, " + %.2f GiB embedding/logits", gib(r->act_edge));
+        HOW_ADD(how, " + %.2f GiB embedding/final norm", gib(r->act_edge));
     line(fp, "activations", r->activations, how);
 }
 
@@ -277,6 +281,7 @@ static json_t *breakdown_details_json(const rmemory_case *c,
                             json_real(r->act_layers_held));
         json_object_set_new(d, "replayed_layer_bytes",
                             rjson_bytes(r->act_working));
+        json_object_set_new(d, "loss_logits_bytes", rjson_bytes(r->act_loss));
     } else {
         json_object_set_new(d, "kv_tokens", rjson_bytes(r->kv_tokens));
         json_object_set_new(d, "kv_bytes_per_token_gpu",

@@ -159,8 +159,12 @@ run 1 recompute-every-set -- train --model llama-2-7b --cluster dgx-h100 --dp 8 
     --set parallel.recompute=every:64
 has '^llmsim train: --set parallel.recompute: every:64: llama-2-7b has 32 layers'
 run 0 recompute-every-json -- train --model llama-2-7b --cluster dgx-h100 --dp 8 \
-    --recompute every:2 --json
+    --recompute every:2 --cross-entropy eager --json
 has '"recompute": "every:2"'
+has '"cross_entropy": "eager"'
+run 1 bad-cross-entropy -- memory --model llama-2-7b --gpu h100-sxm --train --cross-entropy liger
+has '--cross-entropy: unknown value "liger" .*\(expected one of fused\|eager\|compiled\)'
+quiet
 run 1 typo-key -- model tests/bad/model-typo-key.cfg
 has 'model-typo-key.cfg:4: hiden: unknown key \(did you mean "hidden"\?\)'
 quiet

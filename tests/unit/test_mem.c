@@ -540,36 +540,84 @@ static void test_recompute_memory_order(void **state)
         load_model(models[mi], &m);
         for (int tp = 1; tp <= 8; tp *= 2)
             for (int fl = 0; fl < 2; fl++)
-                for (int mb = 1; mb <= 4; mb *= 4) {
-                    plan_train p = exp_plan_train_defaults();
-                    p.tp = tp, p.sp = tp > 1, p.pp = 2, p.dp = 1;
-                    p.flash_attn = fl, p.micro_batch = mb;
-                    p.seq_len = 4096;
-                    p.global_batch = 8 * mb;
-                    mem_result r;
-                    double t[7];
-                    const plan_recompute rc[] = {
-                        RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_OP,
-                        RECOMPUTE_EVERY, RECOMPUTE_EVERY, RECOMPUTE_EVERY,
-                        RECOMPUTE_FULL};
-                    const int every[] = {0, 0, 0, 4, 2, 1, 0};
-                    for (int i = 0; i < 7; i++) {
-                        p.recompute = rc[i];
-                        p.recompute_every = every[i];
-                        assert_int_equal(plan_train_check(&m, &p, NULL), 0);
-                        mem_train_breakdown(&m, &p, &o, &r);
-                        t[i] = r.total;
+                for (int mb = 1; mb <= 4; mb *= 4)
+                    for (int ls = 0; ls < LOSS_COUNT; ls++) {
+                        plan_train p = exp_plan_train_defaults();
+                        p.tp = tp, p.sp = tp > 1, p.pp = 2, p.dp = 1;
+                        p.flash_attn = fl, p.micro_batch = mb;
+                        p.seq_len = 4096, p.loss = (plan_loss)ls;
+                        p.global_batch = 8 * mb;
+                        mem_result r;
+                        double t[7];
+                        const plan_recompute rc[] = {
+                            RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_OP,
+                            RECOMPUTE_EVERY, RECOMPUTE_EVERY, RECOMPUTE_EVERY,
+                            RECOMPUTE_FULL};
+                        const int every[] = {0, 0, 0, 4, 2, 1, 0};
+                        for (int i = 0; i < 7; i++) {
+                            p.recompute = rc[i];
+                            p.recompute_every = every[i];
+                            assert_int_equal(plan_train_check(&m, &p, NULL), 0);
+                            mem_train_breakdown(&m, &p, &o, &r);
+                            t[i] = r.total;
+                        }
+                        assert_true(t[0] >= t[1]);
+                        assert_true(tp > 2 || t[0] >= t[2]);
+                        assert_true(t[2] >= t[6]);
+                        assert_true(t[0] >= t[3] && t[3] >= t[4] &&
+                                    t[4] >= t[5]);
+                        assert_true(t[5] == t[6] && t[6] < t[4]);
+                        n++;
                     }
-                    assert_true(t[0] >= t[1]);
-                    assert_true(tp > 2 || t[0] >= t[2]);
-                    assert_true(t[2] >= t[6]);
-                    assert_true(t[0] >= t[3] && t[3] >= t[4] &&
-                                t[4] >= t[5]);
-                    assert_true(t[5] == t[6] && t[6] < t[4]);
-                    n++;
-                }
     }
-    assert_int_equal(n, 4 * 4 * 2 * 2);
+    assert_int_equal(n, 4 * 4 * 2 * 2 * LOSS_COUNT);
+}
+
+/* The loss's logits buffers on the last stage (T tokens x vocab / TP):
+ * Megatron's fused loss (v + 4) B per logit, PyTorch's eager
+ * cross_entropy on fp32 logits 12 B, compiled 2v B.  With full
+ * recompute and a long micro-batch they, not the replayed layer, set the
+ * peak: Llama 3 8B at 32,768 tokens holds 32 layer inputs (2sbh each)
+ * and the final norm's and output layer's inputs (2 x 2sbh) under 12 B
+ * x 32768 x 128256 of eager logits (47 GiB), and the replayed layer
+ * (4.3 GiB) is gone by then. */
+static void test_loss_buffers(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-3-8b", &m);
+    mem_overhead o = no_overhead();
+    plan_train p = exp_plan_train_defaults();
+    p.seq_len = 32768, p.recompute = RECOMPUTE_FULL;
+    const double T = 32768, V = 128256, sbh = T * 4096;
+    const double per[LOSS_COUNT] = {6, 12, 4};
+    for (int ls = 0; ls < LOSS_COUNT; ls++) {
+        p.loss = (plan_loss)ls;
+        assert_close(mem_loss_bytes(&m, &p), per[ls] * T * V, 1e-12);
+    }
+    p.loss = LOSS_EAGER;
+    mem_result r;
+    mem_train_breakdown(&m, &p, &o, &r);
+    assert_true(r.act_loss > r.act_working);
+    assert_close(r.activations, 32 * 2 * sbh + 2 * 2 * sbh + 12 * T * V,
+                 1e-12);
+    /* TP 8 splits the vocabulary (a vocab-parallel loss) */
+    p.tp = 8;
+    assert_close(mem_loss_bytes(&m, &p), 12 * T * V / 8, 1e-12);
+    /* GPT-3's layer (34h + 4a = 417,792 + 384 B per token with
+     * FlashAttention) outweighs its fused loss (6 x 50257 B per token):
+     * the replayed layer, less its input 2h, is the larger transient */
+    load_model("gpt3-175b", &m);
+    p = exp_plan_train_defaults();
+    p.recompute = RECOMPUTE_FULL;
+    mem_train_breakdown(&m, &p, &o, &r);
+    assert_close(r.act_loss, 2048 * 6 * 50257.0, 1e-12);
+    assert_close(r.act_working, 2048 * (32 * 12288.0 + 4 * 96), 1e-12);
+    /* 96 layer inputs, the embedding's dropout mask (1 B), the final
+     * norm's and output layer's inputs, the replayed layer */
+    assert_close(r.activations, 96 * 2048 * 2 * 12288.0 + 2048 * 12288.0 +
+                                    2 * 2 * 2048 * 12288.0 + r.act_working,
+                 1e-12);
 }
 
 static void test_plan_errors(void **state)
@@ -623,6 +671,7 @@ int main(void)
         cmocka_unit_test(test_recompute_closed_forms),
         cmocka_unit_test(test_every_k_rule),
         cmocka_unit_test(test_recompute_memory_order),
+        cmocka_unit_test(test_loss_buffers),
     };
     return cmocka_run_group_tests_name("mem", tests, NULL, NULL);
 }

@@ -108,6 +108,10 @@ static void test_round_trip(void **state)
     assert_int_equal(settings_put_str(rc, EXP_TRAIN, &t, "every:2", why,
                                       sizeof why), 0);
     assert_int_equal(t.plan.recompute_every, 2);
+    assert_int_equal(settings_apply(EXP_TRAIN, &t, NULL,
+                                    "parallel.cross_entropy=eager", why,
+                                    sizeof why), 0);
+    assert_int_equal(t.plan.loss, LOSS_EAGER);
     /* every setting's default formats and parses back to itself */
     for (int k = 0; k < EXP_KINDS; k++) {
         static char x[1 << 16], y[1 << 16];
