@@ -103,6 +103,7 @@ static int run_training(const exp_compare *f, const exp_train *x0,
         x.plan.zero = p->zero;
         x.plan.vpp = p->vpp;
         x.plan.recompute = p->recompute;
+        x.plan.recompute_every = p->recompute_every;
         x.plan.schedule = p->schedule;
         search_free(&s);
     }

@@ -161,8 +161,13 @@ static int memory_choices(walk *w, plan_train *p)
         if (z > 0 && p->dp * p->cp < 2)
             break;
         p->zero = z;
+        /* the three every stack offers; op and every:K are the user's */
+        static const plan_recompute rcs[] = {RECOMPUTE_NONE,
+                                             RECOMPUTE_SELECTIVE,
+                                             RECOMPUTE_FULL};
         for (int rc = 0; rc < 3; rc++) {
-            p->recompute = (plan_recompute)rc;
+            p->recompute = rcs[rc];
+            p->recompute_every = 0;
             if (schedules(w, p))
                 return -1;
         }
@@ -371,9 +376,10 @@ void search_plan_name(const plan_train *p, char *buf, size_t n)
         snprintf(sched, sizeof sched, "interleaved (vpp %d)", p->vpp);
     else
         snprintf(sched, sizeof sched, "%s", plan_schedule_names[p->schedule]);
+    char rc[PLAN_RECOMPUTE_TEXT];
     snprintf(buf, n, "tp %d x pp %d x dp %d%s, mb %d, ZeRO-%d, recompute "
              "%s%s%s", p->tp, p->pp, p->dp, extra, p->micro_batch, p->zero,
-             plan_recompute_names[p->recompute], p->pp > 1 ? ", " : "",
+             plan_recompute_text(p, rc), p->pp > 1 ? ", " : "",
              p->pp > 1 ? sched : "");
 }
 

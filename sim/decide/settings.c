@@ -16,6 +16,7 @@ const char *const exp_kind_names[EXP_KINDS] = {"training", "serving",
 _Static_assert(sizeof(plan_schedule) == sizeof(int), "enum is an int");
 _Static_assert(sizeof(dtype) == sizeof(int), "enum is an int");
 _Static_assert(sizeof(serve_preempt) == sizeof(int), "enum is an int");
+_Static_assert(sizeof(plan_loss) == sizeof(int), "enum is an int");
 
 /* ---- the table ----------------------------------------------------------- */
 
@@ -139,9 +140,20 @@ const setting settings_table[] = {
     {.flag = "zero", INT(0, 3), .dflt = "0",
      .help = "ZeRO stage over dp x cp (3: FSDP-style)",
      .at = {TRAIN("parallel.zero", plan.zero)}},
-    {.flag = "recompute", .type = SET_ENUM, NAMES(plan_recompute_names),
-     .dflt = "none", .help = "activation recomputation",
-     .at = {TRAIN("parallel.recompute", plan.recompute)}},
+    /* one setting for the mode and every:K's K: the field is the plan */
+    {.flag = "recompute", .type = SET_RECOMPUTE, NAMES(plan_recompute_names),
+     .dflt = "none",
+     .help = "activation recomputation: selective replays the attention "
+             "core (Megatron), op every other matmul and the cheap ops "
+             "(torchtitan), every:K every K-th block in full (torchtitan), "
+             "full every block",
+     .at = {TRAIN("parallel.recompute", plan)}},
+    {.flag = "cross-entropy", .type = SET_ENUM, NAMES(plan_loss_names),
+     .dflt = "fused",
+     .help = "the loss's logits buffers: fused (Megatron, in place), eager "
+             "(PyTorch cross_entropy on fp32 logits: torchtitan, Hugging "
+             "Face), compiled (the same under torch.compile)",
+     .at = {TRAIN("parallel.cross_entropy", plan.loss)}},
     {.flag = "precision", .type = SET_DTYPE, NAMES(train_dtypes),
      .dflt = "bf16", .help = "training precision (GEMMs; fp8 needs FP8 tensor "
      "cores)", .at = {TRAIN("parallel.precision", plan.precision)}},
@@ -463,6 +475,10 @@ void settings_expect(const setting *s, char *buf, size_t len)
                  "[7, 8, 8, 7] in a file or 7,8,8,7 on the command line",
                  s->size, s->lo, s->hi);
         return;
+    case SET_RECOMPUTE:
+        snprintf(buf, len, "one of none|selective|op|full, or every:K with K "
+                 "an integer from 1 to the layers");
+        return;
     case SET_ENUM:
     case SET_DTYPE: {
         size_t n = (size_t)snprintf(buf, len, "one of ");
@@ -603,6 +619,33 @@ static int pick(const setting *s, const char *v, char *why, size_t len)
     return -1;
 }
 
+/* "every:K" or a mode's name into the plan f; the plan is untouched on
+ * error. */
+static int put_recompute(const setting *s, plan_train *f, const char *v,
+                         char *why, size_t len)
+{
+    plan_recompute mode;
+    int every;
+    if (plan_recompute_parse(v, &mode, &every) == 0) {
+        f->recompute = mode;
+        f->recompute_every = every;
+        return 0;
+    }
+    static const char *const forms[] = {"none", "selective", "op", "full",
+                                        "every:K"};
+    char head[300];
+    if (strncmp(v, "every", 5) == 0)
+        snprintf(head, sizeof head, "\"%.80s\": every:K needs K, an integer "
+                 "of at least 1", v);
+    else {
+        char hint[128];
+        util_did_you_mean(hint, sizeof hint, v, forms,
+                          (int)(sizeof forms / sizeof *forms));
+        snprintf(head, sizeof head, "unknown value \"%.80s\"%s", v, hint);
+    }
+    return fail(s, why, len, "%s", head);
+}
+
 int settings_put_str(const setting *s, exp_kind k, void *x, const char *v,
                      char *why, size_t len)
 {
@@ -628,6 +671,8 @@ int settings_put_str(const setting *s, exp_kind k, void *x, const char *v,
             return -1;
         *(int *)f = (int)d;
         return 0;
+    case SET_RECOMPUTE:
+        return put_recompute(s, f, v, why, len);
     default:
         return fail(s, why, len, "%s", "wrong type");
     }
@@ -762,6 +807,13 @@ static void put_default(const setting *s, exp_kind k, void *x)
         *(int *)f = (int)v;
         return;
     }
+    case SET_RECOMPUTE: {
+        plan_train *t = f;
+        int rc = plan_recompute_parse(d ? d : "none", &t->recompute,
+                                      &t->recompute_every);
+        LLM_ASSERT(rc == 0);
+        return;
+    }
     }
 }
 
@@ -808,6 +860,11 @@ void settings_format(const setting *s, exp_kind k, const void *x, char *buf,
         snprintf(buf, len, "%s", d == DT_COUNT ? "auto" : dtype_name(d));
         return;
     }
+    case SET_RECOMPUTE: {
+        char t[PLAN_RECOMPUTE_TEXT];
+        snprintf(buf, len, "%s", plan_recompute_text(f, t));
+        return;
+    }
     case SET_INTLIST: {
         const plan_int_list *l = f;
         size_t n = 0;
@@ -831,6 +888,7 @@ static void flag_text(const setting *s, char *buf, size_t len)
     case SET_BOOL: arg = s->flag_kind == FLAG_VALUE ? " true|false" : ""; break;
     case SET_STR: arg = " S"; break;
     case SET_INTLIST: arg = " N,N,..."; break;
+    case SET_RECOMPUTE: arg = " MODE"; break;
     default: arg = " NAME"; break;
     }
     snprintf(buf, len, "--%s%s", s->flag, arg);

@@ -40,7 +40,9 @@ typedef enum {
     SET_ENUM,   /* an int index into names (a C enum field) */
     SET_DTYPE,  /* a dtype among names; "auto" = DT_COUNT */
     SET_STR,    /* char[size] */
-    SET_INTLIST /* plan_int_list: integers lo..hi, at most size of them */
+    SET_INTLIST, /* plan_int_list: integers lo..hi, at most size of them */
+    SET_RECOMPUTE /* the field is a plan_train: its recompute mode and,
+                     for "every:K", recompute_every (plan_recompute_parse) */
 } set_type;
 
 /* How a bool flag works: --sp sets true, --no-flash-attn sets false. */

@@ -229,29 +229,41 @@ static double act_bytes_per_value(const plan_train *p)
     return dtype_bytes(plan_act_dtype(p));
 }
 
-/* Korthikanti et al. §4.1 generalized.  Per layer, one microbatch, in
- * bytes, with a = heads, s = tokens per GPU (seq / cp), b = micro-batch:
- *   kept whole on every TP rank unless SP: two norm inputs, QKV input, MLP
- *     input (2 bytes each) and, with dropout, two 1-byte masks -> 10sbh;
- *   split by TP: Q, K, V, attention output (2sbh each for MHA), MLP
- *     intermediates (GELU: input and output, 2·2sbf = 16sbh at f = 4h;
+/* One layer's activations without recompute, in parts (bytes, one
+ * microbatch, one GPU, before the TP split of the last three).
+ * Korthikanti et al. §4.1 generalized, with a = heads, s = tokens per GPU
+ * (seq / cp), b = micro-batch:
+ *   whole: kept whole on every TP rank unless SP: two norm inputs, QKV
+ *     input, MLP input (2 bytes each) and, with dropout, two 1-byte masks
+ *     -> 10sbh;
+ *   split: Q, K, V, attention output (2sbh each for MHA);
+ *   mlp: intermediates (GELU: input and output, 2·2sbf = 16sbh at f = 4h;
  *     SwiGLU: gate, up and product, 3·2sbf);
- *   the attention core without FlashAttention or selective recompute:
- *     softmax output 2as²b, plus with dropout its mask as²b and output
- *     2as²b -> 5as²b; with FlashAttention only the fp32 log-sum-exp 4asb.
+ *   core: the attention core without FlashAttention: softmax output
+ *     2as²b, plus with dropout its mask as²b and output 2as²b -> 5as²b;
+ *     with FlashAttention only the fp32 log-sum-exp 4asb;
+ *   input: the layer's input, all a checkpoint keeps: 2sbh (÷t with SP).
  * GPT-3 with dropout, no TP: sbh(34 + 5as/h), Korthikanti eq. 1. */
-double mem_act_layer_bytes(const model_spec *m, const plan_train *p,
-                           int layer)
+typedef struct act_parts {
+    double whole, split, mlp, core, input;
+} act_parts;
+
+static act_parts layer_parts(const model_spec *m, const plan_train *p,
+                             int layer)
 {
     const double s = (double)p->seq_len / p->cp, b = p->micro_batch;
     const double h = m->hidden, a = m->heads, t = p->tp;
     const double v = act_bytes_per_value(p);
     const bool drop = m->dropout > 0;
     const double sb = s * b;
+    act_parts x;
 
-    double whole = 4 * v * sb * h + (drop ? 2 * sb * h : 0);
-    if (p->sp)
-        whole /= t;
+    x.whole = 4 * v * sb * h + (drop ? 2 * sb * h : 0);
+    x.input = v * sb * h;
+    if (p->sp) {
+        x.whole /= t;
+        x.input /= t;
+    }
 
     double qk = model_qk_head_dim(m), vd = model_v_head_dim(m);
     double q_w = a * qk, o_w = a * vd, k_w, v_w;
@@ -263,27 +275,185 @@ double mem_act_layer_bytes(const model_spec *m, const plan_train *p,
         k_w = m->kv_heads * m->head_dim * t / kv_div;
         v_w = k_w;
     }
-    double split = v * sb * (q_w + k_w + v_w + o_w);
-
-    double core = 0;
-    if (p->recompute == RECOMPUTE_NONE && !p->flash_attn)
-        core = (drop ? 5.0 : 2.0) / 2.0 * v * a * s * s * b;
-    else if (p->recompute == RECOMPUTE_NONE)
-        core = 4.0 * a * s * b; /* FlashAttention keeps only its fp32 LSE */
+    x.split = v * sb * (q_w + k_w + v_w + o_w);
+    x.core = p->flash_attn ? 4.0 * a * s * b /* FlashAttention's fp32 LSE */
+                           : (drop ? 5.0 : 2.0) / 2.0 * v * a * s * s * b;
 
     double per_ffn = m->mlp == MLP_SWIGLU ? 3.0 : 2.0; /* values per f */
-    double mlp;
     if (m->moe_experts > 0 && layer >= m->moe_dense_layers) {
         double k = m->moe_active, f = m->moe_expert_ffn;
         /* router logits (fp32), each token's k dispatched copies (expert
          * input) and their intermediates; shared experts see every token */
-        mlp = 4.0 * sb * m->moe_experts * t +
-              k * v * sb * (h + per_ffn * f) +
-              m->moe_shared * v * sb * per_ffn * f;
+        x.mlp = 4.0 * sb * m->moe_experts * t +
+                k * v * sb * (h + per_ffn * f) +
+                m->moe_shared * v * sb * per_ffn * f;
     } else {
-        mlp = per_ffn * v * sb * m->ffn;
+        x.mlp = per_ffn * v * sb * m->ffn;
     }
-    return whole + (split + core + mlp) / t;
+    return x;
+}
+
+/* A linear whose input is split by TP and whose output is the whole
+ * hidden size in partial sums (Megatron's and torchtitan's row-parallel
+ * layers): the attention output projection and the MLP's down one. */
+static bool row_parallel(const model_tensor *x)
+{
+    return strcmp(x->name, "o") == 0 || strcmp(x->name, "down") == 0 ||
+           strcmp(x->name, "fc2") == 0;
+}
+
+/* torchtitan's op-level selective AC on one layer (parallelize_llama.py
+ * @9dec370ad26b: _save_list and _custom_policy; the same rule at HEAD
+ * b5bcd76c, activation_checkpoint.py SelectiveAC): inside a block the
+ * output of every odd-numbered aten.mm (the 1st, 3rd, ...), of the
+ * FlashAttention or memory-efficient SDPA kernel and of reduce-scatter
+ * collectives is saved; everything else (norms, rotary, SiLU, products,
+ * residual adds, and the even-numbered matmuls) is replayed in the
+ * backward from the block's input.  The matmuls are counted in the order
+ * torchtitan's blocks run them, which is model_layer_tensors' order (q,
+ * k, v, o, then w1, w3, w2: a SwiGLU gate_up tensor is the two mms w1
+ * and w3); the MoE router's mm is not counted, torchtitan forces its
+ * recompute (force_recompute_mm_shapes_by_fqns "moe.router.gate"), and
+ * expert GEMMs alternate as a dense MLP's would.  Returns the bytes saved
+ * per token on one GPU; *replayed: the share of the layer's matmul FLOPs
+ * replayed.  For Llama 3 8B that keeps wq, wv, w1 and w2, and replays wk,
+ * wo and w3 (37% of the matmul FLOPs). */
+static double op_saved_per_token(const model_spec *m, const plan_train *p,
+                                 int layer, double *replayed)
+{
+    model_tensor tt[MODEL_MAX_TENSORS];
+    const int n = model_layer_tensors(m, layer, tt);
+    const double v = act_bytes_per_value(p), t = p->tp, h = m->hidden;
+    double saved = 0, all = 0, rep = 0;
+    int count = 0;
+    for (int i = 0; i < n; i++) {
+        const model_tensor *x = &tt[i];
+        if (!x->matmul)
+            continue;
+        /* this GPU's share of the weight, and of the output's width */
+        double frac = model_tensor_numel_per_gpu(m, x, p->tp, 1) /
+                      model_tensor_numel(x);
+        double out = (row_parallel(x) ? (double)x->cols : x->cols * frac) *
+                     (double)x->active;
+        double macs = (double)x->rows * (double)x->cols * frac *
+                      (double)x->active;
+        if (x->group == TG_ROUTER) {
+            all += macs;
+            rep += macs;
+            continue;
+        }
+        int parts = m->mlp == MLP_SWIGLU && strcmp(x->name, "gate_up") == 0
+                        ? 2
+                        : 1;
+        for (int j = 0; j < parts; j++) {
+            all += macs / parts;
+            if (++count % 2 == 1)
+                saved += v * out / parts;
+            else
+                rep += macs / parts;
+        }
+    }
+    if (p->flash_attn) /* SDPA's output and fp32 log-sum-exp */
+        saved += v * m->heads * (double)model_v_head_dim(m) / t +
+                 4.0 * m->heads / t;
+    if (t > 1 && p->sp) /* after the attention and after the MLP */
+        saved += 2 * v * h / t;
+    if (p->ep > 1 && m->moe_experts > 0 && layer >= m->moe_dense_layers)
+        /* all-to-all dispatch and combine (HEAD's save list) */
+        saved += 2 * m->moe_active * v * h;
+    *replayed = all > 0 ? rep / all : 0;
+    return saved;
+}
+
+double mem_op_replayed_share(const model_spec *m, const plan_train *p,
+                             int layer)
+{
+    double share;
+    op_saved_per_token(m, p, layer, &share);
+    return share;
+}
+
+double mem_act_layer_full_bytes(const model_spec *m, const plan_train *p,
+                                int layer)
+{
+    act_parts x = layer_parts(m, p, layer);
+    return x.whole + (x.split + x.core + x.mlp) / p->tp;
+}
+
+double mem_act_layer_bytes(const model_spec *m, const plan_train *p,
+                           int layer)
+{
+    act_parts x = layer_parts(m, p, layer);
+    if (plan_layer_checkpointed(m, p, layer))
+        return x.input;
+    switch (p->recompute) {
+    case RECOMPUTE_SELECTIVE:
+        return x.whole + (x.split + x.mlp) / p->tp;
+    case RECOMPUTE_OP: {
+        double share, sb = (double)p->seq_len / p->cp * p->micro_batch;
+        return x.input + sb * op_saved_per_token(m, p, layer, &share);
+    }
+    default: /* none, or a block every:K leaves whole */
+        return x.whole + (x.split + x.core + x.mlp) / p->tp;
+    }
+}
+
+double mem_replay_flops_per_token(const model_spec *m, const plan_train *p,
+                                  double attn_layer_flops)
+{
+    model_tensor tt[MODEL_MAX_TENSORS];
+    double f = 0;
+    for (int l = 0; l < m->layers; l++) {
+        int n = model_layer_tensors(m, l, tt);
+        double macs = 0;
+        for (int i = 0; i < n; i++) {
+            if (tt[i].matmul)
+                macs += (double)tt[i].rows * (double)tt[i].cols *
+                        (double)tt[i].active;
+            macs += mem_lora_tensor_params(m, p->lora_rank, l, &tt[i], 1, 1);
+        }
+        if (plan_layer_checkpointed(m, p, l))
+            f += 2 * macs + attn_layer_flops;
+        else if (p->recompute == RECOMPUTE_SELECTIVE)
+            f += attn_layer_flops;
+        else if (p->recompute == RECOMPUTE_OP)
+            f += mem_op_replayed_share(m, p, l) * 2 * macs +
+                 (p->flash_attn ? 0 : attn_layer_flops);
+    }
+    return f;
+}
+
+/* The loss's logits buffers at their peak, on the last stage, for one
+ * microbatch of T = s·b tokens over a vocabulary split by TP (Megatron's
+ * vocab-parallel loss, torchtitan's loss_parallel), v the activations'
+ * bytes:
+ *   fused (Megatron-LM tensor_parallel/cross_entropy.py): the 16-bit
+ *     logits and their fp32 copy (calculate_logits_max's .float()),
+ *     which becomes the softmax in place and, backward, the gradient in
+ *     place (grad_input.mul_), then its 16-bit cast: (v + 4)·TV/t;
+ *   eager (F.cross_entropy(pred.float(), ...), torchtitan's
+ *     cross_entropy_loss, Hugging Face's ForCausalLMLoss): forward the
+ *     16-bit logits, the fp32 copy and the log-softmax it saves
+ *     (v + 8 B); backward the saved log-softmax, the incoming gradient
+ *     and log_softmax_backward's output, 12 B, the larger;
+ *   compiled (the same under torch.compile, torchtitan from 2025): the
+ *     16-bit logits are kept (the softmax is recomputed from them and the
+ *     fp32 log-sum-exp) and the backward writes a 16-bit gradient: 2v.
+ * Korthikanti et al. Appendix B count 4sbv/t, the fp32 logits a fused
+ * loss holds between the passes. */
+double mem_loss_bytes(const model_spec *m, const plan_train *p)
+{
+    const double v = act_bytes_per_value(p);
+    const double tv = (double)p->seq_len / p->cp * p->micro_batch *
+                      m->vocab / p->tp;
+    switch (p->loss) {
+    case LOSS_EAGER:
+        return (v + 8 > 12 ? v + 8 : 12) * tv;
+    case LOSS_COMPILED:
+        return 2 * v * tv;
+    default:
+        return (v + 4) * tv;
+    }
 }
 
 /* Layer-microbatch units held on stage s and microbatches in flight. */
@@ -309,18 +479,27 @@ static double layers_held(const plan_train *p, int layers_stage, int s,
 }
 
 /* held >= 0: that many (virtual-stage) chunks held instead of the
- * schedule's peak (mem_train_stage). */
+ * schedule's peak (mem_train_stage).
+ *
+ * The peak: what every layer-microbatch in flight keeps (its mode's
+ * share: the input of a checkpointed layer, the saved tensors under op),
+ * the embedding and final-norm extras, and on top of them the larger of
+ * two transients that never meet: the backward of a layer rematerializes
+ * all it did not keep (a checkpointed layer its whole set, at once), and
+ * the loss holds its logits buffers (mem_loss_bytes), which are freed
+ * before the last layer's backward begins. */
 static void train_activations(const model_spec *m, const plan_train *p,
                               int s, int held, mem_result *r)
 {
-    double sum = 0, biggest = 0;
+    double sum = 0, working = 0;
     int nl = 0, in_flight;
     for (int l = next_stage_layer(m, p, s, -1); l >= 0;
          l = next_stage_layer(m, p, s, l), nl++) {
-        double x = mem_act_layer_bytes(m, p, l);
-        sum += x;
-        if (x > biggest)
-            biggest = x;
+        double kept = mem_act_layer_bytes(m, p, l);
+        double replayed = mem_act_layer_full_bytes(m, p, l) - kept;
+        sum += kept;
+        if (replayed > working)
+            working = replayed;
     }
     r->microbatches = microbatches(p);
     if (held >= 0) {
@@ -333,31 +512,25 @@ static void train_activations(const model_spec *m, const plan_train *p,
     }
     r->in_flight = in_flight;
     r->act_per_layer = sum / nl;
+    r->act_working = working;
 
     const double v = act_bytes_per_value(p);
     const double sbh = (double)p->seq_len / p->cp * p->micro_batch *
                        m->hidden;
     const double whole_div = p->sp ? p->tp : 1;
-    if (p->recompute == RECOMPUTE_FULL) {
-        /* only each layer's input is kept (Korthikanti §4: 2sbh per
-         * layer); the layer being replayed in backward needs its full set */
-        r->act_working = biggest;
-        r->activations = r->act_layers_held * v * sbh / whole_div + biggest;
-    } else {
-        r->act_working = 0;
-        r->activations = r->act_layers_held * r->act_per_layer;
-    }
     /* Korthikanti Appendix B: embedding dropout sbhp/t on the first stage;
-     * the last stage's final norm + output-layer inputs and fp32 logits
-     * 4sbh/t·(1 + v/h), held for one microbatch */
+     * the last stage's final norm + output-layer inputs, held for one
+     * microbatch, and its loss */
     double edge = 0;
     if (s == 0 && m->dropout > 0)
         edge += in_flight * sbh / whole_div;
-    if (s == p->pp - 1)
-        edge += 2 * v * sbh / whole_div + 4.0 * sbh / m->hidden * m->vocab /
-                                              p->tp;
+    if (s == p->pp - 1) {
+        edge += 2 * v * sbh / whole_div;
+        r->act_loss = mem_loss_bytes(m, p);
+    }
     r->act_edge = edge;
-    r->activations += edge;
+    r->activations = r->act_layers_held * r->act_per_layer + edge +
+                     (working > r->act_loss ? working : r->act_loss);
 }
 
 void mem_train_stage(const model_spec *m, const plan_train *p,

@@ -42,10 +42,16 @@ typedef struct mem_result {
                                         before ZeRO: params_per_gpu, or
                                         under LoRA the adapters alone */
     double zero3_gather;     /* in weights: gathered layers under ZeRO-3 */
-    double act_per_layer;    /* bytes per layer per microbatch (average) */
+    double act_per_layer;    /* bytes a layer keeps per microbatch under
+                                the recompute mode (average) */
     double act_layers_held;  /* layer x microbatch units held at the peak */
-    double act_edge;         /* embedding / logits extras */
-    double act_working;      /* full recompute: one layer being replayed */
+    double act_edge;         /* embedding dropout, final norm and output
+                                layer inputs */
+    double act_working;      /* recompute: what one layer's backward
+                                rematerializes on top of what it kept */
+    double act_loss;         /* last stage: the loss's logits buffers
+                                (mem_loss_bytes); the peak adds the larger
+                                of this and act_working */
     double comm_buffers, nccl, cuda_context, reserve;
     double kv_per_token_gpu; /* all layers of the stage, one GPU */
     double kv_tokens;        /* tokens cached, after block rounding */
@@ -78,11 +84,33 @@ void mem_stage_layers(int layers, int pp, int s, int *first, int *last);
 void mem_infer_stage(const model_spec *m, const plan_infer *p,
                      const mem_overhead *o, int s, mem_result *r);
 
-/* Per-layer activation bytes of one microbatch on one GPU (no recompute
- * applied beyond what p->recompute / flash_attn remove).  Exposed for
- * tests against Korthikanti Table 2. */
+/* Per-layer activation bytes of one microbatch on one GPU that layer
+ * `layer` keeps for its backward under p->recompute (and flash_attn):
+ * Korthikanti Table 2's without recompute and with selective; the layer
+ * input (2sbh, ÷t with SP) when it is checkpointed (full, or its turn
+ * under every:K); its input plus what torchtitan's op policy saves under
+ * op.  Exposed for tests against Korthikanti Table 2. */
 double mem_act_layer_bytes(const model_spec *m, const plan_train *p,
                            int layer);
+/* The same without recompute: all a layer's backward needs at once, which
+ * a recomputing layer rematerializes in its backward. */
+double mem_act_layer_full_bytes(const model_spec *m, const plan_train *p,
+                                int layer);
+/* Under op recompute, the share of layer `layer`'s matmul FLOPs that the
+ * backward replays (the even-numbered matmuls and the MoE router). */
+double mem_op_replayed_share(const model_spec *m, const plan_train *p,
+                             int layer);
+/* Forward FLOPs per token that p's recompute replays in the backward,
+ * over the whole model: the matmuls (and LoRA adapters) of every
+ * checkpointed layer, op's replayed share of each layer's, and the
+ * attention core (attn_layer_flops per layer, as its kernel executes it)
+ * under full, every:K, selective, and op without FlashAttention.  The
+ * output layer and the loss are never replayed. */
+double mem_replay_flops_per_token(const model_spec *m, const plan_train *p,
+                                  double attn_layer_flops);
+/* The loss's logits buffers at their peak on the last stage, one
+ * microbatch, one GPU, for p->loss (fused, eager, compiled). */
+double mem_loss_bytes(const model_spec *m, const plan_train *p);
 
 /* Per-parameter bytes (before sharding) of weights / gradients /
  * optimizer state for a precision and optimizer; adafactor's factored

@@ -49,6 +49,37 @@ static void try_train(remedy_list *L, const model_spec *m, const plan_train *q,
     push(L, what, r.total, plan_train_gpus(q));
 }
 
+/* Each recompute mode (every:2 for every:K, torchtitan's default) that
+ * keeps less than the plan's, with the compute it adds: the FLOPs it
+ * replays over the step's forward and backward (3 x the forward). */
+static void try_recompute(remedy_list *L, const model_spec *m,
+                          const plan_train *p, const mem_overhead *o)
+{
+    static const plan_recompute modes[] = {RECOMPUTE_SELECTIVE, RECOMPUTE_OP,
+                                           RECOMPUTE_EVERY, RECOMPUTE_FULL};
+    double dense = model_flops_per_token_dense(m);
+    double attn = (model_flops_per_token_fwd(m, p->seq_len) - dense) /
+                  m->layers * (p->flash_attn ? 0.5 : 1);
+    double fwd = dense + attn * m->layers;
+    for (int i = 0; i < 4; i++) {
+        plan_train q = *p;
+        q.recompute = modes[i];
+        q.recompute_every = modes[i] == RECOMPUTE_EVERY ? 2 : 0;
+        if (q.recompute == p->recompute &&
+            q.recompute_every == p->recompute_every)
+            continue;
+        double more = mem_replay_flops_per_token(m, &q, attn) -
+                      mem_replay_flops_per_token(m, p, attn);
+        if (more <= 0)
+            continue;
+        char what[200], a[PLAN_RECOMPUTE_TEXT], b[PLAN_RECOMPUTE_TEXT];
+        snprintf(what, sizeof what, "activation recompute %s -> %s (~%.0f%% "
+                 "more compute)", plan_recompute_text(p, a),
+                 plan_recompute_text(&q, b), 100 * more / (3 * fwd));
+        try_train(L, m, &q, o, what);
+    }
+}
+
 /* Doubles TP or PP: at the same GPU count when DP can be halved, else
  * with twice the GPUs. */
 static void try_split(remedy_list *L, const model_spec *m, const plan_train *p,
@@ -89,15 +120,7 @@ int mem_train_remedies(const model_spec *m, const plan_train *p,
                  "accumulation keeps the batch)", p->micro_batch);
         try_train(&L, m, &q, o, what);
     }
-    for (int rc = p->recompute + 1; rc <= RECOMPUTE_FULL; rc++) {
-        q = *p;
-        q.recompute = (plan_recompute)rc;
-        snprintf(what, sizeof what, "activation recompute %s -> %s (%s)",
-                 plan_recompute_names[p->recompute], plan_recompute_names[rc],
-                 rc == RECOMPUTE_FULL ? "~33% more compute"
-                                      : "a few % more compute");
-        try_train(&L, m, &q, o, what);
-    }
+    try_recompute(&L, m, p, o);
     if (!p->flash_attn && gpu_has(g, GPU_CAP_FLASH_ATTN)) {
         q = *p;
         q.flash_attn = true;

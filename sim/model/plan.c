@@ -2,11 +2,19 @@
  * their names and whether a model admits them. */
 #include "model/plan.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "base/util.h"
 
 const char *const plan_optimizer_names[OPT_COUNT] = {
     "adam", "adamw", "sgd", "sgd-momentum", "adafactor", "adam-8bit"};
-const char *const plan_recompute_names[3] = {"none", "selective", "full"};
+const char *const plan_recompute_names[RECOMPUTE_COUNT] = {
+    "none", "selective", "op", "every", "full"};
+const char *const plan_loss_names[LOSS_COUNT] = {"fused", "eager",
+                                                 "compiled"};
 const char *const plan_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
 
 int plan_train_gpus(const plan_train *p) { return p->tp * p->pp * p->dp * p->cp; }
@@ -52,6 +60,61 @@ int plan_stage_layer_count(const model_spec *m, const plan_train *p, int s)
         n += b - a;
     }
     return n;
+}
+
+const char *plan_recompute_text(const plan_train *p, char *buf)
+{
+    if (p->recompute != RECOMPUTE_EVERY)
+        return p->recompute >= 0 && p->recompute < RECOMPUTE_COUNT
+                   ? plan_recompute_names[p->recompute]
+                   : "?";
+    snprintf(buf, PLAN_RECOMPUTE_TEXT, "every:%d", p->recompute_every);
+    return buf;
+}
+
+int plan_recompute_parse(const char *text, plan_recompute *mode, int *every)
+{
+    *every = 0;
+    if (strncmp(text, "every:", 6) == 0) {
+        char *end;
+        errno = 0;
+        long k = strtol(text + 6, &end, 10);
+        if (errno || end == text + 6 || *end || k < 1 || k > 1 << 20)
+            return -1;
+        *mode = RECOMPUTE_EVERY;
+        *every = (int)k;
+        return 0;
+    }
+    for (int i = 0; i < RECOMPUTE_COUNT; i++)
+        if (i != RECOMPUTE_EVERY && strcmp(text, plan_recompute_names[i]) == 0) {
+            *mode = (plan_recompute)i;
+            return 0;
+        }
+    return -1;
+}
+
+bool plan_layer_checkpointed(const model_spec *m, const plan_train *p,
+                             int layer)
+{
+    if (p->recompute == RECOMPUTE_FULL)
+        return true;
+    if (p->recompute != RECOMPUTE_EVERY || p->recompute_every < 1)
+        return false;
+    int nv = plan_vstages(p);
+    for (int vs = 0; vs < nv; vs++) {
+        int a, b;
+        plan_vstage_layers(m, p, vs, &a, &b);
+        if (layer < a || layer >= b)
+            continue;
+        int k = layer - a + 1; /* its place on its stage, from 1 */
+        for (int w = vs % p->pp; w < vs; w += p->pp) {
+            int a2, b2;
+            plan_vstage_layers(m, p, w, &a2, &b2);
+            k += b2 - a2;
+        }
+        return k % p->recompute_every == 0;
+    }
+    return false;
 }
 
 dtype plan_act_dtype(const plan_train *p)
@@ -136,6 +199,12 @@ int plan_train_check(const model_spec *m, const plan_train *p, llm_err *e)
     }
     if (check_split(m, p, e))
         return -1;
+    if (p->recompute == RECOMPUTE_EVERY &&
+        (p->recompute_every < 1 || p->recompute_every > m->layers))
+        return err_set(e, "--recompute every:%d: %s has %d layers (expected "
+                          "every:K with K 1..%d, the blocks between two "
+                          "checkpointed ones; every:1 is full)",
+                       p->recompute_every, m->name, m->layers, m->layers);
     if (p->seq_len % p->cp != 0)
         return err_set(e, "--cp %d does not divide --seq-len %d", p->cp,
                        p->seq_len);

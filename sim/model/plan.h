@@ -23,7 +23,39 @@ typedef enum {
     OPT_COUNT
 } plan_optimizer;
 
-typedef enum { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL } plan_recompute;
+/* Activation recomputation (checkpointing), from least to most replayed
+ * (docs/how-it-works.md, Memory, derives what each keeps):
+ *   NONE       every activation the backward needs is kept;
+ *   SELECTIVE  Megatron-LM's: the attention core (scores, softmax,
+ *              dropout) is replayed (Korthikanti et al. 2022 §5);
+ *   OP         torchtitan's op-level selective AC: the outputs of every
+ *              other matmul of a block, of the attention kernel and of
+ *              reduce-scatters are kept, everything else is replayed;
+ *   EVERY      torchtitan's layer selective AC: every K-th block
+ *              (recompute_every) is checkpointed in full, the others
+ *              keep everything;
+ *   FULL       every block keeps only its input and is replayed. */
+typedef enum {
+    RECOMPUTE_NONE,
+    RECOMPUTE_SELECTIVE,
+    RECOMPUTE_OP,
+    RECOMPUTE_EVERY,
+    RECOMPUTE_FULL,
+    RECOMPUTE_COUNT
+} plan_recompute;
+
+/* The cross-entropy loss's implementation, which sets the logits buffers
+ * alive at the end of the forward and the start of the backward:
+ *   FUSED     Megatron-LM's vocab-parallel kernel: an fp32 copy of the
+ *             16-bit logits, turned in place into the softmax and then
+ *             into the gradient;
+ *   EAGER     PyTorch's cross_entropy on logits.float() (torchtitan
+ *             without a compiled loss, Hugging Face): the fp32 copy, the
+ *             log-softmax it saves, and in the backward the incoming
+ *             gradient and the input gradient, each T x vocab in fp32;
+ *   COMPILED  the same under torch.compile: the 16-bit logits are kept
+ *             and the backward writes a 16-bit gradient. */
+typedef enum { LOSS_FUSED, LOSS_EAGER, LOSS_COMPILED, LOSS_COUNT } plan_loss;
 typedef enum { SCHED_1F1B, SCHED_GPIPE, SCHED_INTERLEAVED } plan_schedule;
 
 /* A list of small integers a setting gives (layers per pipeline stage). */
@@ -45,6 +77,8 @@ typedef struct plan_train {
     int micro_batch, global_batch; /* global_batch 0 = micro_batch·dp·pp */
     int seq_len;
     plan_recompute recompute;
+    int recompute_every; /* RECOMPUTE_EVERY: K, 1..layers; 0 otherwise */
+    plan_loss loss;
     int zero;
     plan_schedule schedule;
     dtype precision;
@@ -81,7 +115,8 @@ typedef struct plan_infer {
 } plan_infer;
 
 extern const char *const plan_optimizer_names[OPT_COUNT];
-extern const char *const plan_recompute_names[3];
+extern const char *const plan_recompute_names[RECOMPUTE_COUNT];
+extern const char *const plan_loss_names[LOSS_COUNT];
 extern const char *const plan_schedule_names[3];
 
 /* GPUs the plan occupies: tp x pp x dp x cp (experts shard inside dp x cp). */
@@ -98,6 +133,23 @@ void plan_vstage_layers(const model_spec *m, const plan_train *p, int vs,
 bool plan_layers_split(const model_spec *m, int nv);
 /* Layers on pipeline stage s (all its virtual stages). */
 int plan_stage_layer_count(const model_spec *m, const plan_train *p, int s);
+
+/* The recompute setting as the user writes it: "none", "op", "every:4",
+ * "full"; buf (PLAN_RECOMPUTE_TEXT bytes) holds it when it is built. */
+#define PLAN_RECOMPUTE_TEXT 24
+const char *plan_recompute_text(const plan_train *p, char *buf);
+/* "none", "selective", "op", "full" or "every:K" (K an integer >= 1;
+ * its upper bound, the layers, is plan_train_check's) into *mode and
+ * *every (0 unless every:K); -1 when the text is none of them. */
+int plan_recompute_parse(const char *text, plan_recompute *mode, int *every);
+/* Whether layer `layer` of a checked plan is checkpointed in full: every
+ * layer under FULL; under EVERY, torchtitan's rule (parallelize_llama.py
+ * @9dec370 _apply_ac_to_transformer_block: a counter over the blocks a
+ * rank wraps, checkpointing when count % K == 0): the k-th layer of its
+ * pipeline stage, counted from 1 over the stage's virtual stages in
+ * order, when k % K == 0. */
+bool plan_layer_checkpointed(const model_spec *m, const plan_train *p,
+                             int layer);
 
 /* The dtype of the activations layers hand each other, keep for the
  * backward and send between GPUs: the precision's own for fp32, tf32, fp16

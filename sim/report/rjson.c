@@ -40,8 +40,10 @@ json_t *rjson_plan(const plan_train *p, const model_spec *m)
     json_object_set_new(o, "global_batch", json_integer(p->global_batch));
     json_object_set_new(o, "seq_len", json_integer(p->seq_len));
     json_object_set_new(o, "zero", json_integer(p->zero));
-    json_object_set_new(o, "recompute",
-                        json_string(plan_recompute_names[p->recompute]));
+    char rc[PLAN_RECOMPUTE_TEXT];
+    json_object_set_new(o, "recompute", json_string(plan_recompute_text(p, rc)));
+    json_object_set_new(o, "cross_entropy",
+                        json_string(plan_loss_names[p->loss]));
     json_object_set_new(o, "schedule",
                         json_string(plan_schedule_names[p->schedule]));
     json_object_set_new(o, "vpp", json_integer(p->vpp));

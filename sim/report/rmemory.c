@@ -51,17 +51,18 @@ static void train_plan_text(FILE *fp, const model_spec *m,
     fprintf(fp, "%s (%s): %.2f B parameters, training in %s, %s\n",
             m->display, m->name, model_params_total(m) / 1e9,
             dtype_name(p->precision), plan_optimizer_names[p->optimizer]);
+    char rc[PLAN_RECOMPUTE_TEXT];
     fprintf(fp, "plan: tp %d, pp %d, dp %d, cp %d, ep %d (%d GPU%s)%s; "
             "micro-batch %d, %d microbatch%s/step, seq %d; %s%s; ZeRO-%d; "
-            "recompute %s; FlashAttention %s\n",
+            "recompute %s; FlashAttention %s; %s cross-entropy\n",
             p->tp, p->pp, p->dp, p->cp, p->ep, plan_train_gpus(p),
             plan_train_gpus(p) > 1 ? "s" : "",
             p->sp ? ", sequence parallel" : "", p->micro_batch,
             r->microbatches, r->microbatches > 1 ? "es" : "", p->seq_len,
             plan_schedule_names[p->schedule],
             p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
-            p->zero, plan_recompute_names[p->recompute],
-            p->flash_attn ? "on" : "off");
+            p->zero, plan_recompute_text(p, rc),
+            p->flash_attn ? "on" : "off", plan_loss_names[p->loss]);
     fprintf(fp, "peak on pipeline stage %d of %d (%d microbatch%s in flight "
             "there)\n\n",
             r->stage, p->pp, r->in_flight, r->in_flight > 1 ? "es" : "");
@@ -112,21 +113,28 @@ static void train_optimizer_line(FILE *fp, const plan_train *p,
     line(fp, "optimizer states", r->optimizer, how);
 }
 
-/* Full recompute keeps only each layer's input, so the per-unit figure is
- * what is held over the units, not the per-layer activation size. */
+/* What the layer-microbatches keep, then the larger transient on top
+ * (a layer's replay or the loss's logits), then the edge extras. */
 static void train_activations_line(FILE *fp, const plan_train *p,
                                    const mem_result *r)
 {
-    char how[200];
-    bool full = p->recompute == RECOMPUTE_FULL;
-    double unit_bytes = full ? (r->activations - r->act_edge -
-                                r->act_working) / r->act_layers_held
-                             : r->act_per_layer;
+    static const char *const kept[RECOMPUTE_COUNT] = {
+        "", " (attention core replayed)", " (input + saved by op)",
+        " (mean: every K-th keeps its input)", " (layer inputs)"};
+    char how[240];
     snprintf(how, sizeof how, "%.1f layer-microbatches x %.1f MiB%s",
-             r->act_layers_held, unit_bytes / MiB,
-             full ? " (layer inputs) + 1 replayed layer" : "");
+             r->act_layers_held, r->act_per_layer / MiB,
+             p->recompute >= 0 && p->recompute < RECOMPUTE_COUNT
+                 ? kept[p->recompute]
+                 : "");
+    if (r->act_working >= r->act_loss) {
+        if (gib(r->act_working) >= 0.005) /* not FlashAttention's LSE */
+            HOW_ADD(how, " + %.2f GiB replayed layer", gib(r->act_working));
+    } else
+        HOW_ADD(how, " + %.2f GiB logits (%s loss)", gib(r->act_loss),
+                plan_loss_names[p->loss]);
     if (r->act_edge > 0)
-        HOW_ADD(how, " + %.2f GiB embedding/logits", gib(r->act_edge));
+        HOW_ADD(how, " + %.2f GiB embedding/final norm", gib(r->act_edge));
     line(fp, "activations", r->activations, how);
 }
 
@@ -271,6 +279,9 @@ static json_t *breakdown_details_json(const rmemory_case *c,
                             rjson_bytes(r->act_per_layer));
         json_object_set_new(d, "layer_microbatches_held",
                             json_real(r->act_layers_held));
+        json_object_set_new(d, "replayed_layer_bytes",
+                            rjson_bytes(r->act_working));
+        json_object_set_new(d, "loss_logits_bytes", rjson_bytes(r->act_loss));
     } else {
         json_object_set_new(d, "kv_tokens", rjson_bytes(r->kv_tokens));
         json_object_set_new(d, "kv_bytes_per_token_gpu",
@@ -357,12 +368,13 @@ static void recommend_head(FILE *fp, const rmemory_case *c)
 {
     const plan_train *t = c->t;
     const plan_infer *i = c->i;
+    char rc[PLAN_RECOMPUTE_TEXT];
     if (c->train)
         fprintf(fp, "Fewest GPUs that fit %s training (%s, %s, micro-batch "
                 "%d, seq %d, recompute %s), cheapest first:\n\n",
                 c->m->name, dtype_name(t->precision),
                 plan_optimizer_names[t->optimizer], t->micro_batch,
-                t->seq_len, plan_recompute_names[t->recompute]);
+                t->seq_len, plan_recompute_text(t, rc));
     else
         fprintf(fp, "Fewest GPUs that fit %s inference (%s weights, batch %d "
                 "x context %d), cheapest first:\n\n",

@@ -68,16 +68,18 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
            m->display, t->name, plan_train_gpus(p), t->ngpu,
            t->gpu ? t->gpu->name : "?", p->tp, p->pp, p->dp, p->cp, p->ep,
            p->sp ? ", sequence parallel" : "");
-    char lora[32] = "";
+    char lora[32] = "", rc[PLAN_RECOMPUTE_TEXT], ce[40] = "";
     if (p->lora_rank > 0)
         snprintf(lora, sizeof lora, "; LoRA rank %d", p->lora_rank);
+    if (p->loss != LOSS_FUSED)
+        snprintf(ce, sizeof ce, "; %s cross-entropy", plan_loss_names[p->loss]);
     fprintf(fp, "micro-batch %d x %d microbatches x dp %d = %d sequences of %d "
-           "tokens; %s%s; recompute %s; ZeRO-%d; %s%s\n",
+           "tokens; %s%s; recompute %s%s; ZeRO-%d; %s%s\n",
            p->micro_batch, r->microbatches, p->dp,
            p->micro_batch * r->microbatches * p->dp, p->seq_len,
            plan_schedule_names[p->schedule],
            p->schedule == SCHED_INTERLEAVED ? " (virtual stages)" : "",
-           plan_recompute_names[p->recompute], p->zero,
+           plan_recompute_text(p, rc), ce, p->zero,
            dtype_name(p->precision), lora);
     stage_split_text(fp, m, p);
     stack_text(fp, o);

@@ -244,7 +244,9 @@ static double coll_s(ctx *c, coll_op op, int group, double bytes)
 typedef struct vcost {
     double fwd, bwd;     /* compute stream time of one microbatch */
     double tp, ep, cp;   /* communication inside them (exposed) */
-    double attn_core;    /* forward attention, for selective recompute */
+    double re_fwd;       /* forward compute the backward replays
+                            (recompute), one microbatch */
+    double tp_re, ep_re, cp_re; /* communication the replay repeats */
     double params;       /* parameters per GPU on this virtual stage that
                             are trained (gradients, optimizer, DP
                             reduction): all of them, or under LoRA only
@@ -323,6 +325,8 @@ static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
  * the order the layer runs them. */
 typedef struct ltime {
     double fwd, bwd;
+    double mem_fwd; /* memory-bound forward kernels: norms, residual adds,
+                       activation functions */
 } ltime;
 
 /* The head widths of a layer on one TP rank. */
@@ -449,6 +453,7 @@ static void mlp_cost(ctx *c, const lshape *s, ltime *x)
                    .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
     double y = op_s(c, &act) * c->st->act_passes;
     x->fwd += y;
+    x->mem_fwd += y;
     x->bwd += 2 * y;
 }
 
@@ -461,6 +466,7 @@ static void norm_add_cost(ctx *c, const lshape *s, ltime *x)
                    .reads = 2, .writes = 1};
     double y = 2 * op_s(c, &norm) * c->st->norm_passes + 2 * op_s(c, &add);
     x->fwd += y;
+    x->mem_fwd += y;
     x->bwd += 2 * y;
 }
 
@@ -529,16 +535,50 @@ static void layer_comm(ctx *c, const lshape *s, double at_s, double lin_s,
     }
 }
 
+/* What the backward of layer `layer` replays of its forward x (attention
+ * at_s of it) and of its communication (tp, ep, cp: the layer's, forward
+ * and backward):
+ *   checkpointed (full, every:K's turn): the whole forward, and the
+ *     forward's half of the communication;
+ *   selective: the attention core;
+ *   op: the matmuls torchtitan's policy does not save (their share of
+ *     the layer's matmul FLOPs, mem_op_replayed_share, priced at the
+ *     layer's average GEMM rate), every memory-bound kernel, not
+ *     FlashAttention (saved), and half the forward's TP communication:
+ *     with SP the two all-gathers (the reduce-scatters are saved),
+ *     without it the first all-reduce, whose output the next norm's
+ *     backward needs (the second's, after the MLP, nothing needs; the
+ *     non-reentrant checkpoint stops before it); the MoE all-to-alls are
+ *     saved. */
+static void layer_replay(ctx *c, int layer, const ltime *x, double at_s,
+                         double tp, double ep, double cp, vcost *v)
+{
+    const plan_train *p = c->p;
+    if (plan_layer_checkpointed(c->m, p, layer)) {
+        v->re_fwd += x->fwd;
+        v->tp_re += tp / 2;
+        v->ep_re += ep / 2;
+        v->cp_re += cp / 2;
+    } else if (p->recompute == RECOMPUTE_SELECTIVE) {
+        v->re_fwd += at_s;
+    } else if (p->recompute == RECOMPUTE_OP) {
+        double gemm = x->fwd - at_s - x->mem_fwd;
+        v->re_fwd += mem_op_replayed_share(c->m, p, layer) * gemm +
+                     x->mem_fwd + (p->flash_attn ? 0 : at_s);
+        v->tp_re += tp / 4;
+    }
+}
+
 static void layer_cost(ctx *c, int layer, vcost *v)
 {
     const model_spec *m = c->m;
     lshape s = layer_shape(c);
-    ltime x = {0, 0};
+    ltime x = {0, 0, 0};
     double total0 = c->op_total_s, mem0 = c->op_mem_s;
+    double tp0 = v->tp, ep0 = v->ep, cp0 = v->cp;
     proj_cost(c, &s, &x);
     double lin = x.fwd;
     double at = attention_cost(c, &s, &x);
-    v->attn_core += at;
     double f0 = x.fwd;
     if (m->moe_experts > 0 && layer >= m->moe_dense_layers)
         moe_cost(c, &s, &x, v);
@@ -553,6 +593,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
         fsdp_layer(c, layer, x.fwd, x.bwd,
                    priced > 0 ? (c->op_mem_s - mem0) / priced : 0, v);
     }
+    layer_replay(c, layer, &x, at, v->tp - tp0, v->ep - ep0, v->cp - cp0, v);
     v->fwd += x.fwd;
     v->bwd += x.bwd;
 }
@@ -677,17 +718,15 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
         if (v->bwd < 2 * host)
             v->bwd = 2 * host;
     }
-    /* recompute replays forward work inside the backward */
-    double re = p->recompute == RECOMPUTE_FULL ? v->fwd
-                : p->recompute == RECOMPUTE_SELECTIVE ? v->attn_core
-                                                      : 0;
-    v->bwd += re;
+    /* recompute replays forward work of the layers inside the backward
+     * (layer_replay); never the embedding, the output layer or the loss */
+    v->bwd += v->re_fwd;
     /* TP, EP and CP communication sit inside the ops, on the critical
-     * path: half in the forward, half in the backward (full recompute
-     * replays the forward's share) */
+     * path: half in the forward, half in the backward, plus what the
+     * replay repeats */
     double fwd_comm = (v->tp + v->ep + v->cp) / 2;
     v->fwd += fwd_comm;
-    v->bwd += fwd_comm * (p->recompute == RECOMPUTE_FULL ? 2 : 1);
+    v->bwd += fwd_comm + v->tp_re + v->ep_re + v->cp_re;
     /* ZeRO-3: each pass first waits for its first layer's gather */
     v->fwd += v->fsdp_fwd_part + v->fsdp_first;
     v->bwd += v->fsdp - v->fsdp_fwd_part + v->fsdp_first;
@@ -1328,10 +1367,24 @@ static int by_utilization(const void *a, const void *b)
                                              : x->link - y->link;
 }
 
+/* The forward collectives of kind `kind` (COMM_TP or COMM_EP) that stage
+ * 0's replays repeat, as a share of the forward's (layer_replay: 1 for a
+ * checkpointed layer, a half of TP under op); 0 without such traffic. */
+static double replay_share(const sim *S, const ctx *c, int kind)
+{
+    double all = 0, re = 0;
+    for (int vs = 0; vs < c->P * c->V; vs += c->P) {
+        const vcost *v = &S->vc[vs];
+        all += (kind == COMM_TP ? v->tp : v->ep) / 2;
+        re += kind == COMM_TP ? v->tp_re : v->ep_re;
+    }
+    return all > 0 ? re / all : 0;
+}
+
 /* Every kind of traffic of one step on stage 0's groups, by link: TP
- * collectives (4 per layer and microbatch, 6 with full recompute), EP
- * all-to-alls, CP ring exchanges, the gradient reduction and parameter
- * gathers, pipeline sends both ways. */
+ * collectives (4 per layer and microbatch, up to 6 with what recompute
+ * replays), EP all-to-alls, CP ring exchanges, the gradient reduction
+ * and parameter gathers, pipeline sends both ways. */
 static int link_load(ctx *c, const sim *S, double step, train_result *r)
 {
     const plan_train *p = c->p;
@@ -1346,7 +1399,9 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
     }
     double act = c->tokens * c->m->hidden * c->act_b;
     double layers = plan_stage_layer_count(c->m, p, 0);
-    double passes = c->M * (p->recompute == RECOMPUTE_FULL ? 6.0 : 4.0);
+    /* the TP and EP collectives, forward and backward, and the replays */
+    double passes = c->M * (4.0 + 2 * replay_share(S, c, COMM_TP));
+    double ep_passes = c->M * (4.0 + 2 * replay_share(S, c, COMM_EP));
     double params = stage_params(c, S, 0);
     double grads = params * mem_grad_bytes_per_param(p);
     int rc = p->sp ? link_coll(c, COLL_REDUCE_SCATTER, 0, act, layers * passes,
@@ -1358,7 +1413,7 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
     double imb = p->moe_imbalance > 1 ? p->moe_imbalance : 1;
     rc = rc || link_coll(c, COLL_ALL_TO_ALL, 2,
                          act * c->m->moe_active * imb, moe_layers_on_stage0(c) *
-                         passes, tmp, acc + COMM_EP * L);
+                         ep_passes, tmp, acc + COMM_EP * L);
     rc = rc || link_coll(c, COLL_SEND_RECV, 3, cp_kv_bytes(c),
                          layers * c->M * 3.0 * (p->cp - 1), tmp,
                          acc + COMM_CP * L);
@@ -1468,9 +1523,11 @@ static double step_flops_per_token(const model_spec *m, const plan_train *p)
  * count what runs: FlashAttention skips the masked half of the causal
  * square (the unfused path computes it all and masks it), its backward
  * recomputes Q·Kᵀ (5 matmuls against the forward's 2, calib/kernels.tsv
- * flash_bwd_over_fwd), and recompute replays the forward (full) or the
- * attention core (selective).  Every kernel is priced at or below its
- * peak, so these FLOPs over the busy time never pass it. */
+ * flash_bwd_over_fwd), and recompute replays what the layers did not
+ * keep (mem_replay_flops_per_token: the layers' forward under full, the
+ * attention core under selective, op's unsaved matmuls).  Every kernel
+ * is priced at or below its peak, so these FLOPs over the busy time
+ * never pass it. */
 static double step_hw_flops_per_token(const model_spec *m, const plan_train *p,
                                       double flash_bwd_ratio)
 {
@@ -1483,11 +1540,7 @@ static double step_hw_flops_per_token(const model_spec *m, const plan_train *p,
     /* forward, data gradients (and weight gradients unless LoRA) */
     double f = dense + attn + attn_bwd + (p->lora_rank > 0 ? dense : 2 * dense) +
                3 * lora;
-    if (p->recompute == RECOMPUTE_FULL)
-        f += dense + attn + lora;
-    else if (p->recompute == RECOMPUTE_SELECTIVE)
-        f += attn;
-    return f;
+    return f + mem_replay_flops_per_token(m, p, attn / m->layers);
 }
 
 /* The plan's shape for costing: stages, chunks, microbatches, tokens. */
@@ -1648,20 +1701,19 @@ static void report_comm(ctx *c, const sim *S, train_result *r,
                         double step, double busy_max, double dp_exposed,
                         int64_t t_free, int64_t t_pipe)
 {
-    const plan_train *p = c->p;
     const vcost *v0 = &S->vc[0];
     double tp = 0, ep = 0, cp = 0;
     double fsdp = 0;
     for (int vs = 0; vs < c->P * c->V; vs += c->P) { /* stage 0's chunks */
         fsdp += S->vc[vs].fsdp + 2 * S->vc[vs].fsdp_first;
-        tp += S->vc[vs].tp;
-        ep += S->vc[vs].ep;
-        cp += S->vc[vs].cp;
+        /* with what the recompute replays */
+        tp += S->vc[vs].tp + S->vc[vs].tp_re;
+        ep += S->vc[vs].ep + S->vc[vs].ep_re;
+        cp += S->vc[vs].cp + S->vc[vs].cp_re;
     }
-    double rec = p->recompute == RECOMPUTE_FULL ? 1.5 : 1.0;
-    r->exposed_comm_s[COMM_TP] = tp * c->M * rec;
-    r->exposed_comm_s[COMM_EP] = ep * c->M * rec;
-    r->exposed_comm_s[COMM_CP] = cp * c->M * rec;
+    r->exposed_comm_s[COMM_TP] = tp * c->M;
+    r->exposed_comm_s[COMM_EP] = ep * c->M;
+    r->exposed_comm_s[COMM_CP] = cp * c->M;
     r->exposed_comm_s[COMM_PP] = (t_pipe - t_free) * 1e-9;
     r->exposed_comm_s[COMM_DP] = (dp_exposed > 0 ? dp_exposed : 0) +
                                  fsdp * c->M;

@@ -136,6 +136,35 @@ has 'no FP8 tensor cores'
 quiet
 run 1 bad-recompute -- memory --model llama-2-7b --gpu h100-sxm --train --recompute partial
 has 'unknown value "partial"'
+# recompute modes beyond none/selective/full: torchtitan's op-level
+# policy and every:K (every K-th block in full), said back as written
+run 0 recompute-every -- memory --model llama-2-7b --gpu h100-sxm --train --dp 8 --zero 3 \
+    --recompute every:4
+has 'recompute every:4;'
+has 'mean: every K-th keeps its input'
+run 0 recompute-op -- memory --model llama-2-7b --gpu h100-sxm --train --dp 8 --zero 3 \
+    --recompute op
+has 'recompute op;'
+has 'input \+ saved by op'
+run 1 recompute-every-zero -- memory --model llama-2-7b --gpu h100-sxm --train --recompute every:0
+has '^llmsim memory: --recompute: "every:0": every:K needs K, an integer of at least 1 \(expected one of none\|selective\|op\|full, or every:K'
+quiet
+run 1 recompute-every-x -- memory --model llama-2-7b --gpu h100-sxm --train --recompute every:x
+has '--recompute: "every:x": every:K needs K, an integer of at least 1'
+quiet
+run 1 recompute-every-too-many -- memory --model llama-2-7b --gpu h100-sxm --train --recompute every:1000
+has '--recompute every:1000: llama-2-7b has 32 layers \(expected every:K with K 1\.\.32'
+quiet
+run 1 recompute-every-set -- train --model llama-2-7b --cluster dgx-h100 --dp 8 \
+    --set parallel.recompute=every:64
+has '^llmsim train: --set parallel.recompute: every:64: llama-2-7b has 32 layers'
+run 0 recompute-every-json -- train --model llama-2-7b --cluster dgx-h100 --dp 8 \
+    --recompute every:2 --cross-entropy eager --json
+has '"recompute": "every:2"'
+has '"cross_entropy": "eager"'
+run 1 bad-cross-entropy -- memory --model llama-2-7b --gpu h100-sxm --train --cross-entropy liger
+has '--cross-entropy: unknown value "liger" .*\(expected one of fused\|eager\|compiled\)'
+quiet
 run 1 typo-key -- model tests/bad/model-typo-key.cfg
 has 'model-typo-key.cfg:4: hiden: unknown key \(did you mean "hidden"\?\)'
 quiet

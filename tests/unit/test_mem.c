@@ -148,11 +148,18 @@ static void test_first_stage_1f1b(void **state)
     assert_int_equal(r.stage, 0);
     assert_int_equal(r.microbatches, 96);
     assert_int_equal(r.in_flight, 8);
-    assert_close(r.activations, sbh * L * 34 / t + sbh * pp / t, 1e-12);
+    /* + the attention core one layer's backward replays: under
+     * FlashAttention its fp32 log-sum-exp, 4as/t */
+    assert_close(r.activations, sbh * L * 34 / t + sbh * pp / t +
+                                    4.0 * 96 * 2048 / t,
+                 1e-12);
 
     p.recompute = RECOMPUTE_FULL;
     mem_train_breakdown(&m, &p, &o, &r);
-    double replayed = sbh * 34 / t; /* one layer's full set, SP */
+    /* the layer being replayed rematerializes its whole set (34sbh/t
+     * and FlashAttention's 4as/t) beside its input, which the
+     * checkpoints already count: sbh(34 - 2)/t + 4as/t */
+    double replayed = sbh * (34 - 2) / t + 4.0 * 96 * 2048 / t;
     assert_close(r.activations, 2 * sbh * L / t + replayed + sbh * pp / t,
                  1e-12);
 }
@@ -408,6 +415,211 @@ static void test_lora_70b_fits(void **state)
     gpu_catalog_free(&c);
 }
 
+/* Activation bytes per layer for each recompute mode, in closed form, on
+ * Llama 3 8B (h 4096, 32 heads of 128, 8 KV heads: K and V 1024 wide,
+ * SwiGLU f 14336), FlashAttention, 2-byte activations, per token:
+ *   none: norm inputs and outputs 4h + Q, K, V, O (4096+1024+1024+4096)
+ *     + gate, up, product 3f, x 2 B, + the fp32 LSE 4·32 B
+ *     = 2·(16384 + 10240 + 43008) + 128 = 139392;
+ *   selective: the same without the LSE, 139264;
+ *   op (torchtitan): the input h, then the odd matmuls wq (4096), wv
+ *     (1024), w1 (14336), w2 (4096), SDPA's output (4096) and LSE:
+ *     2·(4096 + 4096 + 1024 + 14336 + 4096 + 4096) + 128 = 63616;
+ *   full: the input, 2h = 8192. */
+static void test_recompute_closed_forms(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-3-8b", &m);
+    plan_train p = exp_plan_train_defaults();
+    p.seq_len = 2048;
+    const double sb = 2048;
+    const plan_recompute rc[] = {RECOMPUTE_NONE, RECOMPUTE_SELECTIVE,
+                                 RECOMPUTE_OP, RECOMPUTE_FULL};
+    const double want[] = {139392, 139264, 63616, 8192};
+    for (int i = 0; i < 4; i++) {
+        p.recompute = rc[i];
+        assert_close(mem_act_layer_bytes(&m, &p, 5), sb * want[i], 1e-12);
+        /* what the backward needs at once never depends on the mode */
+        assert_close(mem_act_layer_full_bytes(&m, &p, 5), sb * 139392, 1e-12);
+    }
+    /* op replays wk, wo and w3: (1024 + 4096 + 14336) / (4096 + 1024 +
+     * 1024 + 4096 + 3·14336) of the matmul FLOPs */
+    assert_close(mem_op_replayed_share(&m, &p, 0), 19456.0 / 53248, 1e-12);
+
+    /* TP 2 with SP: the block input, wq, wv, w1, SDPA and its LSE are
+     * sharded; w2's output is the whole h of partial sums on each rank,
+     * and the two reduce-scatter outputs h/2 each are saved too:
+     * 2·(2048 + 2048 + 512 + 7168 + 4096 + 2048 + 2·2048) + 64 = 44096 */
+    p.tp = 2, p.sp = true, p.recompute = RECOMPUTE_OP;
+    assert_close(mem_act_layer_bytes(&m, &p, 5), sb * 44096, 1e-12);
+    p.recompute = RECOMPUTE_FULL;
+    assert_close(mem_act_layer_bytes(&m, &p, 5), sb * 4096, 1e-12);
+
+    /* every:2 on one stage: the 2nd, 4th, ... layers are checkpointed,
+     * the others keep everything */
+    p = exp_plan_train_defaults();
+    p.seq_len = 2048;
+    p.recompute = RECOMPUTE_EVERY, p.recompute_every = 2;
+    assert_close(mem_act_layer_bytes(&m, &p, 0), sb * 139392, 1e-12);
+    assert_close(mem_act_layer_bytes(&m, &p, 1), sb * 8192, 1e-12);
+}
+
+/* every:K follows torchtitan's counter, which runs over the blocks one
+ * rank wraps (parallelize_llama.py @9dec370): every:1 is full, every:L
+ * checkpoints only the last layer, and on a pipeline stage the count
+ * starts again at the stage's first layer and runs on through its
+ * virtual stages in order. */
+static void test_every_k_rule(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-3-8b", &m);
+    mem_overhead o = no_overhead();
+    plan_train p = exp_plan_train_defaults(), f;
+    p.seq_len = 4096;
+    p.recompute = RECOMPUTE_EVERY, p.recompute_every = 1;
+    f = p;
+    f.recompute = RECOMPUTE_FULL, f.recompute_every = 0;
+    mem_result a, b;
+    mem_train_breakdown(&m, &p, &o, &a);
+    mem_train_breakdown(&m, &f, &o, &b);
+    assert_true(a.total == b.total && a.activations == b.activations);
+
+    p.recompute_every = 32; /* only layer 31 */
+    for (int l = 0; l < 32; l++)
+        assert_int_equal(plan_layer_checkpointed(&m, &p, l), l == 31);
+    llm_err e;
+    assert_int_equal(plan_train_check(&m, &p, &e), 0);
+    p.recompute_every = 33;
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "--recompute every:33"));
+    assert_non_null(strstr(e.msg, "K 1..32"));
+    p.recompute_every = 0;
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
+
+    /* two stages of 16, every:3: positions 3, 6, ... 15 on each stage */
+    p.pp = 2, p.recompute_every = 3;
+    const int want2[] = {2, 5, 8, 11, 14, 18, 21, 24, 27, 30};
+    for (int l = 0, k = 0; l < 32; l++) {
+        bool c = k < 10 && want2[k] == l;
+        assert_int_equal(plan_layer_checkpointed(&m, &p, l), c);
+        k += c;
+    }
+    /* interleaved, 2 stages x 2 chunks of 8: stage 0 wraps layers 0-7
+     * then 16-23, so its 3rd, 6th, 9th, 12th and 15th blocks are layers
+     * 2, 5, 16, 19 and 22 */
+    p.schedule = SCHED_INTERLEAVED, p.vpp = 2;
+    const int want3[] = {2, 5, 16, 19, 22};
+    for (int l = 0, k = 0; l < 24; l++) {
+        if (l >= 8 && l < 16) /* stage 1's first chunk */
+            continue;
+        bool c = k < 5 && want3[k] == l;
+        assert_int_equal(plan_layer_checkpointed(&m, &p, l), c);
+        k += c;
+    }
+}
+
+/* Over a grid of models and plans, the memory peak orders the modes by
+ * what they keep: none >= selective, none >= every:4 >= every:2 >=
+ * every:1 = full, op >= full, and none >= op while TP is at most 2.
+ * (Under wider TP, op can keep more than none: the down projection's
+ * output is the whole hidden size of partial sums on every rank, and
+ * torchtitan's policy saves it as an odd-numbered matmul's output.)  op
+ * and every:2 have no fixed order: on Llama 3 8B op keeps 46% of none,
+ * every:2 53%. */
+static void test_recompute_memory_order(void **state)
+{
+    (void)state;
+    const char *models[] = {"llama-3-8b", "gpt3-175b", "mixtral-8x7b",
+                            "llama-2-70b"};
+    mem_overhead o = no_overhead();
+    int n = 0;
+    for (int mi = 0; mi < 4; mi++) {
+        model_spec m;
+        load_model(models[mi], &m);
+        for (int tp = 1; tp <= 8; tp *= 2)
+            for (int fl = 0; fl < 2; fl++)
+                for (int mb = 1; mb <= 4; mb *= 4)
+                    for (int ls = 0; ls < LOSS_COUNT; ls++) {
+                        plan_train p = exp_plan_train_defaults();
+                        p.tp = tp, p.sp = tp > 1, p.pp = 2, p.dp = 1;
+                        p.flash_attn = fl, p.micro_batch = mb;
+                        p.seq_len = 4096, p.loss = (plan_loss)ls;
+                        p.global_batch = 8 * mb;
+                        mem_result r;
+                        double t[7];
+                        const plan_recompute rc[] = {
+                            RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_OP,
+                            RECOMPUTE_EVERY, RECOMPUTE_EVERY, RECOMPUTE_EVERY,
+                            RECOMPUTE_FULL};
+                        const int every[] = {0, 0, 0, 4, 2, 1, 0};
+                        for (int i = 0; i < 7; i++) {
+                            p.recompute = rc[i];
+                            p.recompute_every = every[i];
+                            assert_int_equal(plan_train_check(&m, &p, NULL), 0);
+                            mem_train_breakdown(&m, &p, &o, &r);
+                            t[i] = r.total;
+                        }
+                        assert_true(t[0] >= t[1]);
+                        assert_true(tp > 2 || t[0] >= t[2]);
+                        assert_true(t[2] >= t[6]);
+                        assert_true(t[0] >= t[3] && t[3] >= t[4] &&
+                                    t[4] >= t[5]);
+                        assert_true(t[5] == t[6] && t[6] < t[4]);
+                        n++;
+                    }
+    }
+    assert_int_equal(n, 4 * 4 * 2 * 2 * LOSS_COUNT);
+}
+
+/* The loss's logits buffers on the last stage (T tokens x vocab / TP):
+ * Megatron's fused loss (v + 4) B per logit, PyTorch's eager
+ * cross_entropy on fp32 logits 12 B, compiled 2v B.  With full
+ * recompute and a long micro-batch they, not the replayed layer, set the
+ * peak: Llama 3 8B at 32,768 tokens holds 32 layer inputs (2sbh each)
+ * and the final norm's and output layer's inputs (2 x 2sbh) under 12 B
+ * x 32768 x 128256 of eager logits (47 GiB), and the replayed layer
+ * (4.3 GiB) is gone by then. */
+static void test_loss_buffers(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-3-8b", &m);
+    mem_overhead o = no_overhead();
+    plan_train p = exp_plan_train_defaults();
+    p.seq_len = 32768, p.recompute = RECOMPUTE_FULL;
+    const double T = 32768, V = 128256, sbh = T * 4096;
+    const double per[LOSS_COUNT] = {6, 12, 4};
+    for (int ls = 0; ls < LOSS_COUNT; ls++) {
+        p.loss = (plan_loss)ls;
+        assert_close(mem_loss_bytes(&m, &p), per[ls] * T * V, 1e-12);
+    }
+    p.loss = LOSS_EAGER;
+    mem_result r;
+    mem_train_breakdown(&m, &p, &o, &r);
+    assert_true(r.act_loss > r.act_working);
+    assert_close(r.activations, 32 * 2 * sbh + 2 * 2 * sbh + 12 * T * V,
+                 1e-12);
+    /* TP 8 splits the vocabulary (a vocab-parallel loss) */
+    p.tp = 8;
+    assert_close(mem_loss_bytes(&m, &p), 12 * T * V / 8, 1e-12);
+    /* GPT-3's layer (34h + 4a = 417,792 + 384 B per token with
+     * FlashAttention) outweighs its fused loss (6 x 50257 B per token):
+     * the replayed layer, less its input 2h, is the larger transient */
+    load_model("gpt3-175b", &m);
+    p = exp_plan_train_defaults();
+    p.recompute = RECOMPUTE_FULL;
+    mem_train_breakdown(&m, &p, &o, &r);
+    assert_close(r.act_loss, 2048 * 6 * 50257.0, 1e-12);
+    assert_close(r.act_working, 2048 * (32 * 12288.0 + 4 * 96), 1e-12);
+    /* 96 layer inputs, the embedding's dropout mask (1 B), the final
+     * norm's and output layer's inputs, the replayed layer */
+    assert_close(r.activations, 96 * 2048 * 2 * 12288.0 + 2048 * 12288.0 +
+                                    2 * 2 * 2048 * 12288.0 + r.act_working,
+                 1e-12);
+}
+
 static void test_plan_errors(void **state)
 {
     (void)state;
@@ -456,6 +668,10 @@ int main(void)
         cmocka_unit_test(test_lora_llama70b),
         cmocka_unit_test(test_lora_70b_fits),
         cmocka_unit_test(test_plan_errors),
+        cmocka_unit_test(test_recompute_closed_forms),
+        cmocka_unit_test(test_every_k_rule),
+        cmocka_unit_test(test_recompute_memory_order),
+        cmocka_unit_test(test_loss_buffers),
     };
     return cmocka_run_group_tests_name("mem", tests, NULL, NULL);
 }

@@ -89,6 +89,29 @@ static void test_round_trip(void **state)
                                     "parallel.precision=\"fp8\"", why,
                                     sizeof why), 0);
     assert_int_equal(t.plan.precision, DT_FP8);
+    /* one setting for the recompute mode and every:K's K */
+    const setting *rc = settings_by_flag(EXP_TRAIN, "recompute");
+    assert_int_equal(settings_apply(EXP_TRAIN, &t, NULL,
+                                    "parallel.recompute=every:4", why,
+                                    sizeof why), 0);
+    assert_int_equal(t.plan.recompute, RECOMPUTE_EVERY);
+    assert_int_equal(t.plan.recompute_every, 4);
+    settings_format(rc, EXP_TRAIN, &t, buf, sizeof buf);
+    assert_string_equal(buf, "every:4");
+    assert_int_equal(settings_parse(rc, EXP_TRAIN, &t, "op", why, sizeof why),
+                     0);
+    assert_int_equal(t.plan.recompute, RECOMPUTE_OP);
+    assert_int_equal(t.plan.recompute_every, 0);
+    settings_format(rc, EXP_TRAIN, &t, buf, sizeof buf);
+    assert_string_equal(buf, "op");
+    /* a file's quoted string */
+    assert_int_equal(settings_put_str(rc, EXP_TRAIN, &t, "every:2", why,
+                                      sizeof why), 0);
+    assert_int_equal(t.plan.recompute_every, 2);
+    assert_int_equal(settings_apply(EXP_TRAIN, &t, NULL,
+                                    "parallel.cross_entropy=eager", why,
+                                    sizeof why), 0);
+    assert_int_equal(t.plan.loss, LOSS_EAGER);
     /* every setting's default formats and parses back to itself */
     for (int k = 0; k < EXP_KINDS; k++) {
         static char x[1 << 16], y[1 << 16];
@@ -137,6 +160,27 @@ static void test_errors(void **state)
                                     why, sizeof why), -1);
     assert_int_equal(settings_apply(EXP_SERVE, &s, NULL, "tp", why, sizeof why),
                      -1);
+    /* every:K wants an integer K of at least 1; its upper bound is the
+     * model's (plan_train_check) */
+    static exp_train t, u;
+    exp_train_defaults(&t);
+    exp_train_defaults(&u);
+    const char *bad[] = {"every:0", "every:x", "every:", "every", "every:-2",
+                         "every:2x"};
+    for (int i = 0; i < 6; i++) {
+        char set[64];
+        snprintf(set, sizeof set, "parallel.recompute=%s", bad[i]);
+        assert_int_equal(settings_apply(EXP_TRAIN, &t, NULL, set, why,
+                                        sizeof why), -1);
+        assert_non_null(strstr(why, "every:K needs K, an integer of at least "
+                                    "1 (expected one of none|selective|op|"
+                                    "full, or every:K"));
+    }
+    assert_int_equal(settings_apply(EXP_TRAIN, &t, NULL,
+                                    "parallel.recompute=partial", why,
+                                    sizeof why), -1);
+    assert_non_null(strstr(why, "unknown value \"partial\""));
+    assert_memory_equal(&t, &u, sizeof t);
     /* the struct was not touched by any refused value */
     static exp_serve d;
     exp_serve_defaults(&d);

@@ -585,7 +585,8 @@ static void test_hw_flops_under_peak(void **state)
     const int cps[] = {1, 2, 8};
     const int tps[] = {1, 8};
     const plan_recompute rcs[] = {RECOMPUTE_NONE, RECOMPUTE_SELECTIVE,
-                                  RECOMPUTE_FULL};
+                                  RECOMPUTE_FULL, RECOMPUTE_OP,
+                                  RECOMPUTE_EVERY};
     const dtype dts[] = {DT_BF16, DT_FP8};
     int runs = 0;
     for (int mi = 0; mi < 2; mi++) {
@@ -594,7 +595,7 @@ static void test_hw_flops_under_peak(void **state)
         for (int si = 0; si < 3; si++)
             for (int ci = 0; ci < 3; ci++)
                 for (int ti = 0; ti < 2; ti++)
-                    for (int ri = 0; ri < 3; ri++)
+                    for (int ri = 0; ri < 5; ri++)
                         for (int di = 0; di < 2; di++) {
                             int tp = tps[ti], cp = cps[ci];
                             if (tp * cp > 8)
@@ -604,6 +605,7 @@ static void test_hw_flops_under_peak(void **state)
                             p.ep = mi == 1 ? p.dp : 1;
                             p.seq_len = seqs[si];
                             p.recompute = rcs[ri];
+                            p.recompute_every = rcs[ri] == RECOMPUTE_EVERY ? 2 : 0;
                             p.precision = dts[di];
                             p.flash_attn = seqs[si] <= 8192 ? ri != 1 : true;
                             p.global_batch = 2 * p.dp;
@@ -625,7 +627,66 @@ static void test_hw_flops_under_peak(void **state)
                         }
         env_close(&v);
     }
-    assert_true(runs >= 60);
+    assert_true(runs >= 100);
+}
+
+/* The step time orders the modes by what they replay, over a grid of
+ * models, TP degrees and FlashAttention on and off: none <= selective <=
+ * full, none <= op <= full, none <= every:4 <= every:2 <= every:1, and
+ * every:1 is full to the nanosecond.  The executed FLOPs per step grow
+ * the same way.  The TP communication the backward repeats: the forward's
+ * (half of the layer's) under full, half of that under op (the SP
+ * all-gathers; the reduce-scatters are saved), and under every:2 the
+ * forward's for half of the layers. */
+static void test_recompute_time_order(void **state)
+{
+    (void)state;
+    const char *models[] = {"llama-3-8b", "mixtral-8x7b"};
+    int n = 0;
+    for (int mi = 0; mi < 2; mi++) {
+        env v;
+        env_open(&v, 1, models[mi]);
+        for (int tp = 1; tp <= 8; tp *= 8)
+            for (int fl = 0; fl < 2; fl++) {
+                plan_train p = exp_plan_train_defaults();
+                p.tp = tp, p.sp = tp > 1, p.dp = 8 / tp;
+                p.ep = mi == 1 ? p.dp : 1;
+                p.flash_attn = fl, p.seq_len = 4096;
+                p.global_batch = 2 * p.dp;
+                const plan_recompute rc[] = {
+                    RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_OP,
+                    RECOMPUTE_EVERY, RECOMPUTE_EVERY, RECOMPUTE_EVERY,
+                    RECOMPUTE_FULL};
+                const int every[] = {0, 0, 0, 4, 2, 1, 0};
+                train_result r[7];
+                for (int i = 0; i < 7; i++) {
+                    p.recompute = rc[i], p.recompute_every = every[i];
+                    r[i] = run(&v, &p, false);
+                }
+                double t[7], f[7];
+                for (int i = 0; i < 7; i++) {
+                    t[i] = r[i].step_s;
+                    f[i] = r[i].hw_tflops_per_gpu * r[i].step_s;
+                }
+                assert_true(t[0] <= t[1] && t[1] <= t[6]);
+                assert_true(t[0] <= t[2] && t[2] <= t[6]);
+                assert_true(t[0] <= t[3] && t[3] <= t[4] && t[4] <= t[5]);
+                assert_true(t[5] == t[6] && f[5] == f[6]);
+                assert_true(f[0] <= f[1] && f[1] <= f[6]);
+                assert_true(f[0] <= f[2] && f[2] <= f[6]);
+                assert_true(f[0] < f[3] && f[3] < f[4] && f[4] < f[5]);
+                double tp0 = r[0].exposed_comm_s[COMM_TP];
+                if (tp > 1) {
+                    assert_true(tp0 > 0);
+                    assert_close(r[6].exposed_comm_s[COMM_TP], 1.5 * tp0, 1e-9);
+                    assert_close(r[2].exposed_comm_s[COMM_TP], 1.25 * tp0, 1e-9);
+                    assert_close(r[4].exposed_comm_s[COMM_TP], 1.25 * tp0, 1e-9);
+                }
+                n++;
+            }
+        env_close(&v);
+    }
+    assert_int_equal(n, 8);
 }
 
 static void test_bad_plans(void **state)
@@ -672,6 +733,7 @@ int main(void)
         cmocka_unit_test(test_lora_single_gpu_sum_of_ops),
         cmocka_unit_test(test_lora_step),
         cmocka_unit_test(test_hw_flops_under_peak),
+        cmocka_unit_test(test_recompute_time_order),
         cmocka_unit_test(test_bad_plans),
     };
     return cmocka_run_group_tests_name("train", tests, catalog_setup, catalog_teardown);
