@@ -11,7 +11,10 @@
 # The page depends on nothing else (no date, no path, no host), so the
 # same report gives the same bytes; it is written to a temporary name and
 # renamed.
-[ $# -ge 2 ] && [ $# -le 4 ] || { echo "usage: validate-doc.sh REPORT DOC [LARGE [TRAINING]]" >&2; exit 2; }
+if [ $# -lt 2 ] || [ $# -gt 4 ]; then
+    echo "usage: validate-doc.sh REPORT DOC [LARGE [TRAINING]]" >&2
+    exit 2
+fi
 report=$1 doc=$2 large=${3:-/dev/null}
 training=${4:-$(dirname "$0")/validation/training.tsv}
 [ -r "$training" ] || training=/dev/null
