@@ -2,15 +2,22 @@
 # Writes docs/validation.md from a validation report: the page that says
 # how close llmsim's predictions are to published measurements.
 #
-#   sh tests/validate-doc.sh REPORT DOC [LARGE]
+#   sh tests/validate-doc.sh REPORT DOC [LARGE [TRAINING]]
 #
 # REPORT is validation-report.tsv (tests/validate.sh); LARGE, when given,
-# lists the ids of the collective cases of 256 MiB and more, one per line.
+# lists the ids of the collective cases of 256 MiB and more, one per line;
+# TRAINING is the training suite (default tests/validation/training.tsv),
+# read for the stack and the role (fit or check) of each training case.
 # The page depends on nothing else (no date, no path, no host), so the
 # same report gives the same bytes; it is written to a temporary name and
 # renamed.
-[ $# -eq 2 ] || [ $# -eq 3 ] || { echo "usage: validate-doc.sh REPORT DOC [LARGE]" >&2; exit 2; }
+if [ $# -lt 2 ] || [ $# -gt 4 ]; then
+    echo "usage: validate-doc.sh REPORT DOC [LARGE [TRAINING]]" >&2
+    exit 2
+fi
 report=$1 doc=$2 large=${3:-/dev/null}
+training=${4:-$(dirname "$0")/validation/training.tsv}
+[ -r "$training" ] || training=/dev/null
 stats=$(cat "$(dirname "$0")/validate-stats.awk") || exit 2
 mkdir -p "$(dirname "$doc")" || exit 2
 tmp=$(mktemp "$doc.tmp.XXXXXX") || exit 2
@@ -53,7 +60,32 @@ function stat_head(first) {
     print "|---|--:|--:|--:|--:|--:|"
 }
 
+# the fit/check statistics of stack g (SUBSEP "all": every stack) into the
+# cells fitc, fitm, fitw, chkc, chkm, chkw of a table row
+function rolecells(g,    i, j, r, k, c, m, w) {
+    for (i = 1; i <= 2; i++) {
+        r = i == 1 ? "fit" : "check"
+        k = rn[g, r] + 0
+        for (j = 1; j <= k; j++) v[j] = re[g, r, j]
+        c = k ""
+        if (rbad[g, r]) c = c " (+" rbad[g, r] " nan)"
+        m = k ? sprintf("%.1f%%", median(v, k)) : "-"
+        w = k ? sprintf("%.1f%% (%s)", rmx[g, r], cell(rmc[g, r])) : "-"
+        if (i == 1) { fitc = c; fitm = m; fitw = w } else { chkc = c; chkm = m; chkw = w }
+    }
+}
+function roleadd(g, r, c, x) {
+    if (!simulated(x)) { rbad[g, r]++; return }
+    x = abs(x)
+    re[g, r, ++rn[g, r]] = x
+    if (x >= rmx[g, r]) { rmx[g, r] = x; rmc[g, r] = c }
+}
+
 FILENAME == ARGV[1] { big[$1] = 1; next }
+FILENAME == ARGV[2] {
+    if ($0 !~ /^#/ && $1 != "id" && $1 != "") { stackof[$1] = $3; roleof[$1] = $4 }
+    next
+}
 FNR == 1 { next }
 {
     s = $1
@@ -64,6 +96,13 @@ FNR == 1 { next }
     add(s SUBSEP $3, $2, $6)
     if ($2 in big) add(SUBSEP "large", $2, $6)
     if (!simulated($6)) nbad[s]++
+    if (s == "training" && $2 in stackof) {
+        hasrole[s] = 1
+        st = stackof[$2]
+        if (!((s, st) in seenst)) { seenst[s, st] = 1; stk[s, ++nst[s]] = st }
+        roleadd(s SUBSEP st, roleof[$2], $2, $6)
+        roleadd(s SUBSEP SUBSEP "all", roleof[$2], $2, $6)
+    }
     r = ++nr[s]
     id[s, r] = $2; met[s, r] = $3; meas[s, r] = $4; pred[s, r] = $5; err[s, r] = $6
     if (!((s, $7) in src)) { src[s, $7] = ++nsrc[s]; srcname[s, nsrc[s]] = $7 }
@@ -113,15 +152,39 @@ END {
         print ""
         stat_head("metric")
         for (j = 1; j <= nm[s]; j++) stat_row(cell(metric[s, j]), s SUBSEP metric[s, j])
+        if (hasrole[s]) {
+            print ""
+            print "By software stack, the cases that fit the model apart from those that check it"
+            print "(the rule that assigns the roles is in the header of the suite file):"
+            print ""
+            print "| stack | fit cases | fit median \\|error\\| | fit worst \\|error\\| | check cases | check median \\|error\\| | check worst \\|error\\| |"
+            print "|---|--:|--:|--:|--:|--:|--:|"
+            for (j = 1; j <= nst[s]; j++) {
+                rolecells(s SUBSEP stk[s, j])
+                printf "| %s | %s | %s | %s | %s | %s | %s |\n", cell(stk[s, j]), fitc, fitm, fitw, chkc, chkm, chkw
+            }
+            rolecells(s SUBSEP SUBSEP "all")
+            printf "| all | %s | %s | %s | %s | %s | %s |\n", fitc, fitm, fitw, chkc, chkm, chkw
+        }
         print ""
-        print "| case | metric | measured | predicted | error | source |"
-        print "|---|---|--:|--:|--:|---|"
-        for (r = 1; r <= nr[s]; r++)
-            printf "| %s | %s | %s | %s | %s | [%d] |\n", cell(id[s, r]), cell(met[s, r]),
+        if (hasrole[s]) {
+            print "| case | stack | role | metric | measured | predicted | error | source |"
+            print "|---|---|---|---|--:|--:|--:|---|"
+        } else {
+            print "| case | metric | measured | predicted | error | source |"
+            print "|---|---|--:|--:|--:|---|"
+        }
+        for (r = 1; r <= nr[s]; r++) {
+            printf "| %s |", cell(id[s, r])
+            if (hasrole[s])
+                printf " %s | %s |", cell(id[s, r] in stackof ? stackof[id[s, r]] : "-"),
+                    cell(id[s, r] in roleof ? roleof[id[s, r]] : "-")
+            printf " %s | %s | %s | %s | [%d] |\n", cell(met[s, r]),
                 cell(meas[s, r]), cell(pred[s, r]), signed(err[s, r]), srcof[s, r]
+        }
         print ""
         print "Sources:"
         print ""
         for (j = 1; j <= nsrc[s]; j++) printf "%d. %s\n", j, srcname[s, j]
     }
-}' "$large" "$report" >"$tmp" && mv "$tmp" "$doc" || exit 2
+}' "$large" "$training" "$report" >"$tmp" && mv "$tmp" "$doc" || exit 2

@@ -157,5 +157,32 @@ if cmp -s "$tmp/doc/v.md" "$tmp/v2.md"; then ok; else bad "two runs differ"; fi
 set -- "$tmp"/doc/*
 if [ $# -eq 1 ]; then ok; else bad "a temporary file is left: $*"; fi
 
+# the training suite: each case's stack and role come from the suite file
+# (the 4th argument), with a table of fit and check cases per stack
+cur=doc-training
+{
+    printf '# a comment line\n'
+    printf 'id\tsuite\tstack\trole\tmodel\tcluster\targs\tmetric\tmeasured\tunit\tsource\tnotes\n'
+    printf 't1\ttraining\tstack-a\tfit\tm\tc\t--tp 1\tstep_s\t1\ts\tpaper T\t-\n'
+    printf 't2\ttraining\tstack-a\tcheck\tm\tc\t--tp 1\tstep_s\t1\ts\tpaper T\t-\n'
+    printf 't3\ttraining\tstack-a\tcheck\tm\tc\t--tp 1\tstep_s\t1\ts\tpaper T\t-\n'
+    printf 't4\ttraining\tstack-b\tfit\tm\tc\t--tp 1\tstep_s\t1\ts\tpaper T\t-\n'
+} >"$tmp/training.tsv"
+{
+    report
+    printf 'training\tt1\tstep_s\t1\t1.01\t1.0\tpaper T\n'
+    printf 'training\tt2\tstep_s\t1\t0.96\t-4.0\tpaper T\n'
+    printf 'training\tt3\tstep_s\t1\tnan\tnan\tpaper T\n'
+    printf 'training\tt4\tstep_s\t1\t1.1\t10.0\tpaper T\n'
+} >"$tmp/report.tsv"
+if sh tests/validate-doc.sh "$tmp/report.tsv" "$tmp/t.md" /dev/null "$tmp/training.tsv" >"$tmp/out" 2>&1
+then ok; else bad "exit status $?"; fi
+cp "$tmp/t.md" "$tmp/out"
+has "| stack-a | 1 | 1.0% | 1.0% (t1) | 1 (+1 nan) | 4.0% | 4.0% (t2) |"
+has "| stack-b | 1 | 10.0% | 10.0% (t4) | 0 | - | - |"
+has "| all | 2 | 5.5% | 10.0% (t4) | 1 (+1 nan) | 4.0% | 4.0% (t2) |"
+has "| t2 | stack-a | check | step_s | 1 | 0.96 | -4.0% | [1] |"
+has "| a5 | step_s | 1 | 0.95 | -5.0% | [1] |"
+
 echo "validate-gate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

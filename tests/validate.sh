@@ -98,34 +98,49 @@ kernels() {
     done
 }
 
+# plan KEY: an integer of the "plan" object of the JSON in $json
+plan() {
+    echo "$json" | sed -n "/^  \"plan\": {/,/^  }/s/^    \"$1\": \([0-9]*\).*/\1/p"
+}
+
 training() {
     f=tests/validation/training.tsv
     [ -f "$f" ] || return 0
-    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite model cluster nodes tp pp dp sp mb gb seq rc sched vpp layers hidden vocab metric measured unit source overlap zero notes; do
+    # --stack NAME only where the binary has it: one without still runs every
+    # case whose other flags it knows
+    stackflag=0
+    $L help train 2>/dev/null | grep -q -- '--stack ' && stackflag=1
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite stack role model cluster args metric measured unit source notes; do
         [ -n "$id" ] || continue
-        set -- --model "$model" --cluster "$cluster" --nodes "$nodes" --tp "$tp" \
-            --pp "$pp" --dp "$dp" --micro-batch "$mb" --global-batch "$gb" \
-            --seq-len "$seq" --recompute "$rc" --schedule "$sched" --json
-        [ "$sp" = 1 ] && set -- "$@" --sp
-        [ "$vpp" -gt 1 ] && set -- "$@" --vpp "$vpp"
-        [ "$overlap" = 0 ] && set -- "$@" --no-overlap-grad-reduce
-        set -- "$@" --zero "$zero"
-        # FlashAttention only for runs after it reached the frameworks
-        case "$id" in sc21-* | kort-*) set -- "$@" --no-flash-attn ;; esac
+        set -- --model "$model" --cluster "$cluster"
+        [ "$stackflag" = 1 ] && set -- "$@" --stack "$stack"
+        # $args is split on blanks on purpose: it is the rest of the command line
+        # shellcheck disable=SC2086
+        set -- "$@" $args --json
         json=$($L train "$@" 2>&1)
         step=$(echo "$json" | sed -n 's/^  "step_time_s": \([0-9.eE+-]*\).*/\1/p')
-        if [ -z "$step" ]; then
-            echo "validate: $id: llmsim failed: $json" >&2
+        # the GPUs of the plan as simulated (0 when there is none)
+        gpus=$(awk -v a="$(plan tp)" -v b="$(plan pp)" -v c="$(plan cp)" -v d="$(plan dp)" \
+            'BEGIN { print a * b * c * d }')
+        if [ -z "$step" ] || [ "$gpus" -le 0 ]; then
+            echo "validate: $id: llmsim failed: $(echo "$json" | head -n 3)" >&2
             pred=nan
         elif [ "$metric" = megatron_tflops ]; then
-            # SC21 eq. 3 over the simulated step
-            pred=$(awk -v B="$gb" -v s="$seq" -v l="$layers" -v h="$hidden" \
-                -v V="$vocab" -v t="$step" -v g="$((tp * pp * dp))" 'BEGIN {
+            # SC21 eq. 3 over the simulated step; l, h, V of the model as llmsim reads it
+            mj=$($L model "$model" --json 2>/dev/null)
+            l=$(echo "$mj" | sed -n 's/^  "layers": \([0-9]*\).*/\1/p')
+            h=$(echo "$mj" | sed -n 's/^  "hidden": \([0-9]*\).*/\1/p')
+            V=$(echo "$mj" | sed -n 's/^  "vocab": \([0-9]*\).*/\1/p')
+            pred=$(awk -v B="$(plan global_batch)" -v s="$(plan seq_len)" -v l="$l" \
+                -v h="$h" -v V="$V" -v t="$step" -v g="$gpus" 'BEGIN {
                     F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
                     printf "%.2f", F / t / g / 1e12 }')
         elif [ "$metric" = tokens_per_s_per_gpu ]; then
             tps=$(echo "$json" | sed -n 's/^  "tokens_per_s": \([0-9.eE+-]*\).*/\1/p')
-            pred=$(awk -v x="$tps" -v g="$((tp * pp * dp))" 'BEGIN { printf "%.1f", x / g }')
+            pred=$(awk -v x="$tps" -v g="$gpus" 'BEGIN { printf "%.1f", x / g }')
+        elif [ "$metric" = model_tflops_per_gpu ]; then
+            v=$(echo "$json" | sed -n 's/^  "model_tflops_per_gpu": \([0-9.eE+-]*\).*/\1/p')
+            pred=$(awk -v x="$v" 'BEGIN { printf "%.1f", x }')
         else
             pred=$(awk -v t="$step" 'BEGIN { printf "%.3f", t }')
         fi
@@ -218,8 +233,44 @@ END {
     if (nb) printf "messages >= 256 MiB: %d cases, %d within 10%%, worst %.1f%% (%s)\n", nb, ok10, mb, wb
     if (bad) printf "%d cases could not be simulated\n", bad
 }' "$large" "$out"
+
+# training by stack, the fit cases apart from the check cases (the role rule
+# is in the header of tests/validation/training.tsv)
+awk -F'\t' "$(cat tests/validate-stats.awk)"'
+function line(name, g,    k, i, r, j, c) {
+    printf "  %-14s", name
+    for (i = 1; i <= 2; i++) {
+        r = i == 1 ? "fit" : "check"
+        k = n[g, r] + 0
+        for (j = 1; j <= k; j++) v[j] = e[g, r, j]
+        c = bad[g, r] ? "+" bad[g, r] " nan" : ""
+        if (k) printf " %3d %-7s %6.1f%% %6.1f%% %-34s", k, c, median(v, k), mx[g, r], "(" mc[g, r] ")"
+        else printf " %3d %-7s %7s %7s %-34s", 0, c, "-", "-", ""
+    }
+    printf "\n"
+}
+FILENAME == ARGV[1] { if ($0 !~ /^#/ && $1 != "id" && $1 != "") { st[$1] = $3; ro[$1] = $4 }; next }
+FNR == 1 || $1 != "training" { next }
+{
+    s = ($2 in st) ? st[$2] : "?"; r = ro[$2]
+    if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
+    for (q = 1; q <= 2; q++) {
+        g = q == 1 ? s : SUBSEP "all"
+        if (!simulated($6)) { bad[g, r]++; continue }
+        x = abs($6)
+        e[g, r, ++n[g, r]] = x
+        if (x >= mx[g, r]) { mx[g, r] = x; mc[g, r] = $2 }
+    }
+}
+END {
+    if (!ns) exit
+    printf "\ntraining by stack (role rule: tests/validation/training.tsv)\n"
+    printf "  %-14s %-47s %s\n", "stack", "fit: cases, nan, median |error|, worst", "check: the same"
+    for (i = 1; i <= ns; i++) line(order[i], order[i])
+    line("all", SUBSEP "all")
+}' tests/validation/training.tsv "$out"
 echo "report: $out"
-sh tests/validate-doc.sh "$out" "$doc" "$large" || exit 2
+sh tests/validate-doc.sh "$out" "$doc" "$large" tests/validation/training.tsv || exit 2
 echo "page: $doc"
 echo
 

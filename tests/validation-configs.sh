@@ -2,23 +2,126 @@
 # Writes configs/validation/ID.cfg for every case of tests/validation/training.tsv:
 # the plan `make validate` simulates, as an experiment a user can run, change
 # and --set.  Usage: sh tests/validation-configs.sh [OUTDIR]
+#
+# Each flag of a case's args column becomes its experiment-file key, as
+# `llmsim help train` maps them (its table: --flag METAVAR  key  what):
+# "--tp 8" writes tp = 8; in the parallel group, a flag without a value
+# ("--sp") writes its key = true, a "--no-X" flag its key = false, a list
+# ("--layers-per-stage 7,8,8,7") [7, 8, 8, 7], a name or a string is
+# quoted.  The case's stack is written as the top-level key stack.  A flag
+# the binary does not list yet takes its key from the table below (flags
+# being added alongside these cases); an unknown flag is an error.  A
+# command option that is no setting (--force) goes into the file's comment,
+# on the command line that runs it.
+#
+# It also checks the role column against the rule of the suite's header
+# (within each stack, by id: the 1st, 4th, 7th, ... case fit, the others
+# check) and fails on a row that disagrees.
 set -eu
 out=${1:-configs/validation}
+L=${LLMSIM:-./llmsim}
+tsv=tests/validation/training.tsv
+keys=$(mktemp) || exit 1
+trap 'rm -f "$keys"' EXIT
+
+# the flag table of this binary: flag, key, kind (bool, neg, list, str, num)
+# shellcheck disable=SC2086
+$L help train 2>/dev/null | awk '
+$1 ~ /^--[a-z0-9-]+$/ {
+    if ($2 ~ /^[a-z]+(\.[a-z0-9_]+)?$/) { key = $2; kind = ($1 ~ /^--no-/) ? "neg" : "bool" }
+    else {
+        key = $3
+        kind = "num"
+        if ($0 ~ /a list of/) kind = "list"
+        else if ($0 ~ /a quoted string|one of /) kind = "str"
+    }
+    print $1 "\t" key "\t" kind
+}' >"$keys"
+if [ ! -s "$keys" ]; then
+    echo "validation-configs: no flag table from '$L help train'" >&2
+    exit 1
+fi
+# flags added alongside these cases, for a binary that does not list them yet
+cat >>"$keys" <<'EOF'
+--stack	stack	str
+--compile	parallel.compile	bool
+--tp-overlap	parallel.tp_overlap	bool
+--fsdp-fp8-allgather	parallel.fsdp_fp8_allgather	bool
+--fp8-attention	parallel.fp8_attention	bool
+--force	-	cmd
+EOF
+
+# the roles by the rule, against the table
+bad=$(grep -v '^#' "$tsv" | tail -n +2 | awk -F'\t' '$1 != "" { print $3 "\t" $1 "\t" $4 }' |
+    LC_ALL=C sort -t '	' -k1,1 -k2,2 | awk -F'\t' '
+    { i = ($1 == last) ? i + 1 : 0; last = $1
+      want = (i % 3 == 0) ? "fit" : "check"
+      if ($3 != want) printf "  %s (stack %s): role %s, the rule says %s\n", $2, $1, $3, want }')
+if [ -n "$bad" ]; then
+    echo "validation-configs: $tsv: roles that break the rule of its header:" >&2
+    echo "$bad" >&2
+    exit 1
+fi
+
 mkdir -p "$out"
-grep -v '^#' tests/validation/training.tsv | tail -n +2 | awk -F'\t' -v out="$out" '
+grep -v '^#' "$tsv" | tail -n +2 | awk -F'\t' -v out="$out" -v keys="$keys" '
+BEGIN {
+    while ((getline line < keys) > 0) {
+        split(line, t, "\t")
+        if (!(t[1] in key)) { key[t[1]] = t[2]; kind[t[1]] = t[3] }
+    }
+}
+function val(k, v,    a, n, i, s) {
+    if (k == "list") {
+        n = split(v, a, ",")
+        s = "["
+        for (i = 1; i <= n; i++) s = s (i > 1 ? ", " : "") a[i]
+        return s "]"
+    }
+    if (k == "str") return "\"" v "\""
+    return v
+}
 $1 != "" {
-    f = out "/" $1 ".cfg"
-    flash = ($1 ~ /^(sc21|kort)-/) ? "false" : "true"
-    printf "# Validation case %s of tests/validation/training.tsv, as an experiment.\n", $1 > f
-    printf "# Source: %s\n", $22 > f
-    printf "# Measured: %s %s (%s); `make validate` runs the same plan from the\n", $20, $21, $19 > f
+    id = $1; f = out "/" id ".cfg"
+    ntop = 0; ngrp = 0; split("", gitems); split("", gn); cmd = ""
+    top[++ntop] = "model = \"" $5 "\";"
+    top[++ntop] = "cluster = \"" $6 "\";"
+    top[++ntop] = "stack = \"" $3 "\";"
+    n = split($7, a, " ")
+    for (i = 1; i <= n; i++) {
+        fl = a[i]
+        if (!(fl in key)) {
+            printf "validation-configs: %s: unknown flag %s\n", id, fl > "/dev/stderr"
+            exit 1
+        }
+        k = kind[fl]
+        if (k == "cmd") { cmd = cmd " " fl; continue }
+        if (k == "bool") v = "true"
+        else if (k == "neg") v = "false"
+        else {
+            if (i == n) { printf "validation-configs: %s: %s needs a value\n", id, fl > "/dev/stderr"; exit 1 }
+            v = val(k, a[++i])
+        }
+        kk = key[fl]
+        if (kk ~ /\./) {
+            g = substr(kk, 1, index(kk, ".") - 1)
+            if (!(g in gn)) { grp[++ngrp] = g; gn[g] = 0 }
+            gitems[g, ++gn[g]] = substr(kk, index(kk, ".") + 1) " = " v ";"
+        } else
+            top[++ntop] = kk " = " v ";"
+    }
+    printf "# Validation case %s of tests/validation/training.tsv (stack %s, role %s),\n", id, $3, $4 > f
+    printf "# as an experiment.  Source: %s\n", $11 > f
+    printf "# Measured: %s %s (%s); `make validate` runs the same plan from the\n", $9, $10, $8 > f
     printf "# table'"'"'s columns and prints the error.  Generated by tests/validation-configs.sh.\n" > f
-    printf "description = \"%s: %s measured %s %s\";\n", $1, $19, $20, $21 > f
-    printf "model = \"%s\";\ncluster = \"%s\";\nnodes = %s;\nparallel = {\n", $3, $4, $5 > f
-    printf "  tp = %s; pp = %s; dp = %s; sp = %s;\n", $6, $7, $8, ($9 == 1 ? "true" : "false") > f
-    printf "  micro_batch = %s; global_batch = %s; seq_len = %s;\n", $10, $11, $12 > f
-    printf "  schedule = \"%s\"; vpp = %s; recompute = \"%s\"; zero = %s;\n", $14, $15, $13, $24 > f
-    printf "  precision = \"bf16\"; flash_attn = %s; overlap_grad_reduce = %s;\n", flash, ($23 == 1 ? "true" : "false") > f
-    printf "};\n" > f
+    if (cmd != "") printf "# Run it as: llmsim train %s.cfg%s\n", id, cmd > f
+    printf "description = \"%s: %s measured %s %s\";\n", id, $8, $9, $10 > f
+    for (i = 1; i <= ntop; i++) print top[i] > f
+    for (j = 1; j <= ngrp; j++) {
+        g = grp[j]
+        printf "%s = {\n", g > f
+        for (i = 1; i <= gn[g]; i++) printf "  %s\n", gitems[g, i] > f
+        printf "};\n" > f
+    }
     close(f)
 }'

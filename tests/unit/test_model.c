@@ -126,7 +126,8 @@ static void test_all_model_files(void **state)
         "deepseek-r1-distill-qwen-1.5b", "deepseek-r1-distill-qwen-7b",
         "deepseek-r1-distill-qwen-14b", "deepseek-r1-distill-qwen-32b",
         "deepseek-r1-distill-llama-8b", "deepseek-r1-distill-llama-70b",
-        "gpt-neox-20b", "bloom-176b", "opt-175b"};
+        "gpt-neox-20b", "bloom-176b", "opt-175b", "mpt-30b", "nemotron-4-15b",
+        "nemotron-4-340b", "bloom-prelaunch-181b", "llama-2-34b"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         model_spec m;
         load_model(names[i], &m);
