@@ -10,11 +10,17 @@
 #   sh tests/validate.sh            the run and the gate
 #   sh tests/validate.sh --update   the run, then rewrite the baseline
 #                                   (make validate-baseline)
-update=0
+#   sh tests/validate.sh --training-only
+#                                   the training suite alone into $REPORT,
+#                                   no table, page or gate (ONLY=FILE: just
+#                                   the case ids listed in FILE); for
+#                                   calib/fit-training-load.sh
+update=0 only_training=0
 case "${1-}" in
 "") ;;
 --update) update=1 ;;
-*) echo "usage: validate.sh [--update]" >&2; exit 2 ;;
+--training-only) only_training=1 ;;
+*) echo "usage: validate.sh [--update | --training-only]" >&2; exit 2 ;;
 esac
 base=tests/validation/baseline.tsv
 doc=docs/validation.md
@@ -112,6 +118,7 @@ training() {
     $L help train 2>/dev/null | grep -q -- '--stack ' && stackflag=1
     grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite stack role model cluster args metric measured unit source notes; do
         [ -n "$id" ] || continue
+        [ -z "${ONLY-}" ] || grep -qx "$id" "$ONLY" || continue
         set -- --model "$model" --cluster "$cluster"
         [ "$stackflag" = 1 ] && set -- "$@" --stack "$stack"
         # $args is split on blanks on purpose: it is the rest of the command line
@@ -189,6 +196,11 @@ serving() {
     done
 }
 
+if [ "$only_training" = 1 ]; then
+    training
+    mv "$tmp" "$out"
+    exit 0
+fi
 collectives
 kernels
 training

@@ -495,8 +495,16 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
         {"dropout_mask_bytes", 0.125, 8, "bytes", &cc->dropout_mask_bytes,
          NULL, 0},
     };
+    char q[PATH_MAX];
+    snprintf(q, sizeof q, "%s/calib/training-load.tsv", datadir);
+    const cfg_key load[] = {
+        {"tensor_16bit", 0.3, 1, "fraction", &cc->train_tensor_16bit,
+         cc->train_load_source, sizeof cc->train_load_source},
+        {"tensor_fp8", 0.3, 1, "fraction", &cc->train_tensor_fp8, NULL, 0},
+    };
     if (pcie_eff(datadir, g, &cc->pcie_eff, e) ||
         cfg_keyed_load(p, g->name, want, 2, e) ||
+        cfg_keyed_load(q, g->name, load, 2, e) ||
         load_attn_kernels(datadir, g, cc, e)) {
         cost_calib_free(cc);
         return -1;

@@ -95,6 +95,12 @@ typedef struct cost_calib {
     double flash_bwd_ratio;    /* FlashAttention backward / forward time */
     char flash_bwd_source[512];
     double dropout_mask_bytes; /* per element of the unfused dropout mask */
+    /* calib/training-load.tsv: the fraction of these tables' tensor-core
+     * throughput (GEMMs, fused attention) that a training run sustains,
+     * 16-bit and FP8, fitted to published training runs (1 where none
+     * were fitted: the tables as they are) */
+    double train_tensor_16bit, train_tensor_fp8;
+    char train_load_source[512];
     /* calib/attention-kernels.tsv: the fused attention kernels with rows
      * for the GPU's compute capability (fractions of its dense 16-bit
      * peak) */

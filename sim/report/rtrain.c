@@ -56,6 +56,15 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                                      : "cast every microbatch",
                 p->fp8_attention && st->fp8_attention ? "fp8" : "16-bit");
     fprintf(fp, "\n");
+    if (p->precision == DT_FP8)
+        fprintf(fp, "training load: tensor cores at %.1f%% (FP8) and %.1f%% "
+                    "(16-bit) of the kernel tables' rate "
+                    "(calib/training-load.tsv)\n",
+                100 * o->r.tensor_load_fp8, 100 * o->r.tensor_load_16bit);
+    else
+        fprintf(fp, "training load: tensor cores at %.1f%% of the kernel "
+                    "tables' rate (calib/training-load.tsv)\n",
+                100 * o->r.tensor_load_16bit);
 }
 
 void rtrain_text(FILE *fp, const exp_train_out *o)
@@ -171,6 +180,11 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(st, "attention_kernel",
                         json_string(o->r.attn_kernel));
     json_object_set_new(j, "stack", st);
+    json_t *load = json_object();
+    json_object_set_new(load, "tensor_16bit",
+                        json_real(o->r.tensor_load_16bit));
+    json_object_set_new(load, "tensor_fp8", json_real(o->r.tensor_load_fp8));
+    json_object_set_new(j, "training_load", load);
     json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
                                                               t->gpu->memory_bytes));
     json_object_set_new(j, "step_time_s", json_real(r->step_s));

@@ -130,6 +130,9 @@ typedef struct train_result {
     double sm_efficiency;     /* hardware FLOPs / (busy time x peak) */
     char attn_kernel[16];     /* the stack's fused attention kernel priced
                                  ("" : the GPU's attention.tsv, or none) */
+    /* the fraction of the kernel tables' tensor-core rate priced under a
+     * training load (calib/training-load.tsv): 16-bit, FP8 */
+    double tensor_load_16bit, tensor_load_fp8;
     train_interference interference; /* on the critical stage */
     train_link_use top_links[TRAIN_TOP_LINKS]; /* busiest first */
     int ntop_links;

@@ -474,33 +474,44 @@ static void test_kernels_shipped(void **state)
     cost_calib_free(&c);
 }
 
-/* calib/kernels.tsv (and attention-kernels.tsv when attn is not NULL) in
- * a scratch data directory whose calib/h100-sxm and calib/links.tsv (and
- * attention-kernels.tsv otherwise) are the real ones. */
-static const char *kernels_attn_error(const char *table, const char *attn,
-                                      cost_calib *c)
+/* link_real NAME: the scratch directory's NAME is the repository's */
+static void link_real(const char *name)
+{
+    char real[PATH_MAX], link[256];
+    assert_non_null(realpath(name, real));
+    snprintf(link, sizeof link, "%s/%s", dir, name);
+    assert_int_equal(symlink(real, link), 0);
+}
+
+/* calib/kernels.tsv, attention-kernels.tsv (attn) and training-load.tsv
+ * (load) in a scratch data directory whose calib/h100-sxm and
+ * calib/links.tsv are the real ones, as are the tables given as NULL. */
+static const char *calib_error(const char *table, const char *attn,
+                               const char *load, cost_calib *c)
 {
     static llm_err e;
     scratch();
     put("calib/kernels.tsv", table);
-    char real[PATH_MAX], link[256];
-    assert_non_null(realpath("calib/h100-sxm", real));
-    snprintf(link, sizeof link, "%s/calib/h100-sxm", dir);
-    assert_int_equal(symlink(real, link), 0);
-    assert_non_null(realpath("calib/links.tsv", real));
-    snprintf(link, sizeof link, "%s/calib/links.tsv", dir);
-    assert_int_equal(symlink(real, link), 0);
-    if (attn) {
+    if (load)
+        put("calib/training-load.tsv", load);
+    else
+        link_real("calib/training-load.tsv");
+    if (attn)
         put("calib/attention-kernels.tsv", attn);
-    } else {
-        assert_non_null(realpath("calib/attention-kernels.tsv", real));
-        snprintf(link, sizeof link, "%s/calib/attention-kernels.tsv", dir);
-        assert_int_equal(symlink(real, link), 0);
-    }
+    else
+        link_real("calib/attention-kernels.tsv");
+    link_real("calib/h100-sxm");
+    link_real("calib/links.tsv");
     int rc = cfg_load_cost_calib(dir, &cat, gpu_find(&cat, "h100-sxm"), c,
                                  &e);
     scratch_remove();
     return rc == 0 ? NULL : e.msg;
+}
+
+static const char *kernels_attn_error(const char *table, const char *attn,
+                                      cost_calib *c)
+{
+    return calib_error(table, attn, NULL, c);
 }
 
 static const char *kernels_error(const char *table, cost_calib *c)
@@ -544,6 +555,48 @@ static void test_attention_kernels(void **state)
     "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"                             \
     "*\tdropout_mask_bytes\t1\tbytes\ts\n"
 
+/* calib/training-load.tsv: the shipped fit (Hopper below the tables,
+ * A100 at them, a GPU without a row at them), and a value out of range or
+ * a key missing is an error naming the file, line and key. */
+#define L_HEAD "gpu\tkey\tvalue\tunit\tgroup\tcases\tsource\n"
+static void test_training_load_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu;
+        bool below;
+    } shipped[] = {{"h100-sxm", true}, {"h200", true},
+                   {"a100-sxm-80gb", false}, {"b200", false}};
+    for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++) {
+        cost_calib c;
+        llm_err e;
+        assert_int_equal(cfg_load_cost_calib(".", &cat,
+                                             gpu_find(&cat, shipped[i].gpu),
+                                             &c, &e), 0);
+        assert_true(c.train_tensor_16bit > 0.3 && c.train_tensor_fp8 > 0.3);
+        assert_true(c.train_tensor_16bit <= 1 && c.train_tensor_fp8 <= 1);
+        assert_int_equal(c.train_tensor_16bit < 1, shipped[i].below);
+        assert_true(c.train_load_source[0] != '\0');
+        cost_calib_free(&c);
+    }
+    cost_calib c;
+    assert_null(calib_error(K_HEAD K_STAR, NULL,
+                            L_HEAD "*\ttensor_16bit\t1\tfraction\t-\t0\ts\n"
+                                   "*\ttensor_fp8\t1\tfraction\t-\t0\ts\n"
+                                   "h100-sxm\ttensor_fp8\t0.6\tfraction\th\t3\tfit\n",
+                            &c));
+    assert_true(c.train_tensor_16bit == 1 && c.train_tensor_fp8 == 0.6);
+    cost_calib_free(&c);
+    expect(calib_error(K_HEAD K_STAR, NULL,
+                       L_HEAD "*\ttensor_16bit\t1.5\tfraction\t-\t0\ts\n"
+                              "*\ttensor_fp8\t1\tfraction\t-\t0\ts\n",
+                       &c),
+           "training-load.tsv:2", "tensor_16bit");
+    expect(calib_error(K_HEAD K_STAR, NULL,
+                       L_HEAD "*\ttensor_16bit\t1\tfraction\t-\t0\ts\n", &c),
+           "training-load.tsv", "tensor_fp8");
+}
+
 static void test_kernels_errors(void **state)
 {
     (void)state;
@@ -583,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_hopper_variants_tables),
         cmocka_unit_test(test_kernels_shipped),
         cmocka_unit_test(test_kernels_errors),
+        cmocka_unit_test(test_training_load_table),
         cmocka_unit_test(test_attention_kernels),
     };
     return cmocka_run_group_tests(tests, catalog_setup, catalog_teardown);

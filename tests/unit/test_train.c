@@ -18,12 +18,17 @@ static train_result run(env *v, const plan_train *p, bool free_comm)
     return r;
 }
 
+/* One op's time as a training step prices it: tensor-core kernels at the
+ * training-load fraction of the tables' rate (calib/training-load.tsv). */
 static double op(env *v, cost_op o)
 {
     cost_result r;
     llm_err e;
     assert_int_equal(cost_predict(&v->cost, v->t->gpu, &o, COST_FALLBACK_DTYPE,
                                   &r, &e), 0);
+    if (o.kind == OP_GEMM || o.kind == OP_ATTN_PREFILL)
+        return r.time_s / (o.dt == DT_FP8 ? v->cost.train_tensor_fp8
+                                          : v->cost.train_tensor_16bit);
     return r.time_s;
 }
 
@@ -577,6 +582,39 @@ static void test_lora_step(void **state)
  * counted the masked half of the causal square and reached 1189 TFLOP/s
  * on an H100 at 262,144 tokens).  Model FLOPs count the full square, so
  * only they may go past it. */
+/* calib/training-load.tsv: the tensor-core kernels (GEMMs, attention) of
+ * a training step run at the given fraction of the tables' rate, and
+ * nothing else does: halving the rate makes the step slower, but less than
+ * twice as slow (norms, optimizer and communication keep their time); the
+ * FP8 rate prices FP8 GEMMs, the 16-bit rate the rest. */
+static void test_training_load(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-3-8b");
+    plan_train p = exp_plan_train_defaults();
+    p.tp = 1, p.pp = 1, p.dp = 8, p.seq_len = 4096, p.global_batch = 16;
+    v.cost.train_tensor_16bit = v.cost.train_tensor_fp8 = 1;
+    train_result full = run(&v, &p, false);
+    v.cost.train_tensor_16bit = 0.5;
+    train_result half = run(&v, &p, false);
+    assert_true(half.tensor_load_16bit == 0.5);
+    assert_true(half.step_s > 1.2 * full.step_s);
+    assert_true(half.step_s < 2 * full.step_s);
+    /* FP8: the FP8 rate alone slows it; the 16-bit rate still prices
+     * attention and the output layer */
+    p.precision = DT_FP8;
+    v.cost.train_tensor_16bit = 1;
+    train_result f1 = run(&v, &p, false);
+    v.cost.train_tensor_fp8 = 0.5;
+    train_result f8 = run(&v, &p, false);
+    v.cost.train_tensor_fp8 = 1, v.cost.train_tensor_16bit = 0.5;
+    train_result f16 = run(&v, &p, false);
+    assert_true(f8.step_s > 1.1 * f1.step_s && f8.step_s < 2 * f1.step_s);
+    assert_true(f16.step_s > f1.step_s && f16.step_s < f8.step_s);
+    env_close(&v);
+}
+
 static void test_hw_flops_under_peak(void **state)
 {
     (void)state;
@@ -733,6 +771,7 @@ int main(void)
         cmocka_unit_test(test_lora_single_gpu_sum_of_ops),
         cmocka_unit_test(test_lora_step),
         cmocka_unit_test(test_hw_flops_under_peak),
+        cmocka_unit_test(test_training_load),
         cmocka_unit_test(test_recompute_time_order),
         cmocka_unit_test(test_bad_plans),
     };
