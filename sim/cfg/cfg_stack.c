@@ -10,7 +10,7 @@
 static const char *const stack_keys[] = {"name",    "display", "version",
                                           "source",  "attention", "kernels",
                                           "optimizer", "fp8",    "fsdp",
-                                          "compiled"};
+                                          "ddp",     "compiled"};
 static const char *const kernel_keys[] = {
     "norm_passes", "rope_passes",       "act_passes",
     "copy_passes", "host_us_per_kernel", "kernels_per_layer",
@@ -20,6 +20,24 @@ static const char *const fp8_keys[] = {"act_cast_bytes", "weight_cast_bytes",
                                        "grad_cast_bytes", "weight_cache",
                                        "norm_fused",     "attention"};
 static const char *const fsdp_keys[] = {"reduce_bytes"};
+static const char *const ddp_keys[] = {"bucket_mb", "bucket_params",
+                                       "bucket_params_per_dp"};
+
+/* ddp = { bucket_mb } or { bucket_params, bucket_params_per_dp }. */
+static int load_ddp(cfgu *c, const config_setting_t *g, stack_spec *s)
+{
+    double mb = 0;
+    if (cfgu_check_keys(c, g, ddp_keys, COUNT(ddp_keys)) ||
+        cfgu_double(c, g, "bucket_mb", false, 0.001, 1e6, &mb) ||
+        cfgu_double(c, g, "bucket_params", false, 1, 1e12,
+                    &s->ddp_bucket_params) ||
+        cfgu_double(c, g, "bucket_params_per_dp", false, 0, 1e12,
+                    &s->ddp_bucket_params_per_dp))
+        return -1;
+    if (mb > 0)
+        s->ddp_bucket_bytes = mb * 1024 * 1024;
+    return 0;
+}
 static const char *const compiled_keys[] = {
     "norm_passes",    "rope_passes",       "act_passes",     "copy_passes",
     "kernels_per_layer", "fp8_act_cast_bytes", "fp8_grad_cast_bytes"};
@@ -105,7 +123,7 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
     if (cfgu_read(&c, &cfg))
         goto out;
     const config_setting_t *r = config_root_setting(&cfg);
-    config_setting_t *k, *o, *f, *z, *cp;
+    config_setting_t *k, *o, *f, *z, *cp, *dd;
     util_basename_id(path, s->name, sizeof s->name);
     if (cfgu_check_keys(&c, r, stack_keys, COUNT(stack_keys)) ||
         cfgu_str(&c, r, "name", false, s->name, sizeof s->name) ||
@@ -115,7 +133,8 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
         load_attention(&c, r, s) || cfgu_group(&c, r, "kernels", &k) ||
         cfgu_group(&c, r, "optimizer", &o) || cfgu_group(&c, r, "fp8", &f) ||
         cfgu_group(&c, r, "fsdp", &z) || cfgu_group(&c, r, "compiled", &cp) ||
-        (k && load_kernels(&c, k, s)) || (cp && load_compiled(&c, cp, s)))
+        cfgu_group(&c, r, "ddp", &dd) || (k && load_kernels(&c, k, s)) ||
+        (cp && load_compiled(&c, cp, s)) || (dd && load_ddp(&c, dd, s)))
         goto out;
     if (o && (cfgu_check_keys(&c, o, optimizer_keys, COUNT(optimizer_keys)) ||
               cfgu_double(&c, o, "passes", false, 0.1, 100,

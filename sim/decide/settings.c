@@ -172,9 +172,11 @@ const setting settings_table[] = {
      .dflt = "false",
      .help = "ZeRO: gather updated parameters during the next forward",
      .at = {TRAIN("parallel.overlap_param_gather", plan.overlap_param_gather)}},
-    /* PyTorch DDP's default bucket_cap_mb */
-    {.flag = "bucket-mb", REAL(0.001, 1e6), .scale = MiB, .unit = "MiB",
-     .dflt = "25", .help = "data-parallel gradient bucket",
+    /* 0: the stack's (stacks/NAME.cfg ddp, model/stack.h) */
+    {.flag = "bucket-mb", REAL(0, 1e6), .scale = MiB, .unit = "MiB",
+     .dflt = "0",
+     .help = "data-parallel gradient bucket (0: the stack's: 25 MiB as "
+             "PyTorch DDP, max(40M, 1M x dp) parameters as Megatron-Core)",
      .at = {TRAIN("parallel.bucket_mb", plan.bucket_bytes)}},
     {.flag = "moe-imbalance", REAL(1, 1e3), .dflt = "1",
      .help = "tokens on the busiest expert rank over the mean",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "model/stack.h"
 
 static int microbatches(const plan_train *p)
 {
@@ -583,8 +584,14 @@ void mem_train_stage(const model_spec *m, const plan_train *p,
     train_activations(m, p, s, held, r);
 
     const double v = act_bytes_per_value(p);
-    if (p->dp * p->cp > 1 && p->zero >= 2)
-        r->comm_buffers += 2 * p->bucket_bytes;
+    if (p->dp * p->cp > 1 && p->zero >= 2) {
+        /* a plan that names no bucket: PyTorch DDP's (a train run has
+         * already put its stack's there) */
+        stack_spec dflt = stack_defaults();
+        r->comm_buffers += 2 * stack_bucket_bytes(&dflt, p->bucket_bytes,
+                                                  p->dp * p->cp,
+                                                  mem_grad_bytes_per_param(p));
+    }
     if (p->pp > 1) /* send + receive of one activation tensor */
         r->comm_buffers += 2 * v * (double)p->seq_len / p->cp *
                            p->micro_batch * m->hidden / (p->sp ? p->tp : 1);

@@ -53,6 +53,12 @@ typedef struct stack_spec {
      * as torchtitan's default mixed-precision policy; 0: the gradients'
      * own) */
     double fsdp_reduce_bytes;
+    /* Data-parallel gradient buckets (ZeRO 0-2) when the plan names none
+     * (--bucket-mb 0): a fixed size in bytes (PyTorch DDP's bucket_cap_mb),
+     * or Megatron-Core's rule, max(bucket_params, bucket_params_per_dp x
+     * dp) parameters of gradients, which keeps buckets bandwidth-bound as
+     * the data-parallel group grows */
+    double ddp_bucket_bytes, ddp_bucket_params, ddp_bucket_params_per_dp;
     /* torch.compile (--compile): Inductor fuses the memory-bound ops and
      * the FP8 casts into fewer kernels; these replace the eager figures
      * when the stack offers it */
@@ -67,6 +73,12 @@ typedef struct stack_spec {
 /* The defaults a profile's missing keys take: fused kernels, no host
  * overhead, no FP8 extras (the kernels the cost model prices alone). */
 stack_spec stack_defaults(void);
+
+/* The gradient bucket a step with plan p reduces, in bytes of
+ * grad_bytes_per_param gradients: the plan's own when it names one
+ * (bucket_bytes > 0), else the stack's rule. */
+double stack_bucket_bytes(const stack_spec *s, double plan_bucket_bytes,
+                          int dp, double grad_bytes_per_param);
 
 /* s as torch.compile runs it: its compiled figures in place of the eager
  * ones (s->compile_offered must be true). */

@@ -1095,7 +1095,8 @@ static void dp_cost(ctx *c, double params, double *reduce, double *gather,
         return;
     double gb = mem_grad_bytes_per_param(p);
     double total = params * gb;
-    double bucket = p->bucket_bytes > 0 ? p->bucket_bytes : total;
+    double bucket =
+        stack_bucket_bytes(c->st, p->bucket_bytes, p->dp * p->cp, gb);
     int nb = (int)ceil(total / bucket);
     double last = total - (nb - 1) * bucket;
     coll_op red = p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;

@@ -431,6 +431,18 @@ a=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-
 b=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --tp-overlap --json | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
 cur=train-tp-overlap-hides
 if awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b < a) }'; then ok; else bad "exposed TP $a s, with overlap $b s"; fi
+# gradient buckets: Megatron-Core's max(40M, 1M x dp) parameters of
+# gradients when --bucket-mb is not given (40M x 2 B of bf16 gradients =
+# 76.2939453125 MiB at dp 8), PyTorch DDP's 25 MiB under megatron-lm; a stack's ddp group
+# is checked like its other keys
+b_step() { $L train --model llama-2-7b --cluster dgx-h100 --dp 8 --global-batch 16 --zero 1 "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
+m=$(b_step) ; m40=$(b_step --bucket-mb 76.2939453125) ; m25=$(b_step --bucket-mb 25)
+l=$(b_step --stack megatron-lm) ; l25=$(b_step --stack megatron-lm --bucket-mb 25)
+cur=train-bucket-stack-rule
+if [ -n "$m" ] && [ "$m" = "$m40" ] && [ "$m" != "$m25" ] && [ -n "$l" ] && [ "$l" = "$l25" ]; then ok; else bad "megatron-core $m, 40M $m40, 25 MiB $m25; megatron-lm $l, 25 MiB $l25"; fi
+printf 'display = "x";\nversion = "1";\nsource = "s";\nddp = { bucket_params = 0.5; };\n' >"$tmp/bad-ddp.cfg"
+run 1 train-stack-bad-ddp -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-ddp.cfg"
+has 'bad-ddp.cfg:4: bucket_params'
 run 0 train-fp8-attention -- train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --precision fp8 --fp8-attention
 has 'attention fp8$'
 run 0 train-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --json

@@ -35,8 +35,8 @@ static void test_table_consistent(void **state)
 }
 
 /* The defaults are what the engines and frameworks use (settings.c cites
- * them): vLLM's 256 sequences and 0.9 of the memory, DDP's 25 MiB
- * bucket, a 2048-token sequence, FlashAttention and overlapped reduction
+ * them): vLLM's 256 sequences and 0.9 of the memory, the stack's
+ * gradient bucket (0), a 2048-token sequence, FlashAttention and overlapped reduction
  * on; the overheads are left to the calibration data (negative). */
 static void test_defaults(void **state)
 {
@@ -48,7 +48,7 @@ static void test_defaults(void **state)
     assert_int_equal(t.plan.tp, 1);
     assert_int_equal(t.plan.seq_len, 2048);
     assert_true(t.plan.flash_attn && t.plan.overlap_grad_reduce);
-    assert_true(t.plan.bucket_bytes == 25.0 * MiB);
+    assert_true(t.plan.bucket_bytes == 0);
     assert_int_equal(t.plan.precision, DT_BF16);
     assert_int_equal(t.plan.optimizer, OPT_ADAMW);
     assert_int_equal(t.loader.prefetch, 2);
