@@ -4,7 +4,6 @@
 
 #include "base/util.h"
 #include "decide/budget.h"
-#include "mem/mem.h"
 
 void exp_train_defaults(exp_train *x)
 {
@@ -266,9 +265,6 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
         train_budget(x, o, ld, &v->m, &out->plan, e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
         goto fail;
-    out->plan.bucket_bytes = stack_bucket_bytes(
-        &v->stack, out->plan.bucket_bytes, out->plan.dp * out->plan.cp,
-        mem_grad_bytes_per_param(&out->plan));
     train_input in = {.m = &v->m, .plan = &out->plan, .t = v->t,
                       .routes = v->routes,
                       .gpu = v->t->gpu, .cost = &v->cc, .coll = &v->kc,

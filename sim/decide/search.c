@@ -65,8 +65,14 @@ static verdict evaluate(const walk *w, const plan_train *p)
     llm_err e = {{0}};
     if (plan_train_check(w->base->m, p, &e))
         return v;
+    /* memory with the gradient bucket the step will run (train's ctx) */
+    plan_train q = *p;
+    if (w->base->stack)
+        q.bucket_bytes = stack_bucket_bytes(w->base->stack, p->bucket_bytes,
+                                            p->dp * p->cp,
+                                            mem_grad_bytes_per_param(p));
     mem_result mr;
-    mem_train_breakdown(w->base->m, p, w->base->overhead, &mr);
+    mem_train_breakdown(w->base->m, &q, w->base->overhead, &mr);
     double cap = w->base->gpu->memory_bytes;
     train_input in = *w->base;
     in.plan = p;

@@ -585,8 +585,8 @@ void mem_train_stage(const model_spec *m, const plan_train *p,
 
     const double v = act_bytes_per_value(p);
     if (p->dp * p->cp > 1 && p->zero >= 2) {
-        /* a plan that names no bucket: PyTorch DDP's (a train run has
-         * already put its stack's there) */
+        /* a plan that names no bucket: PyTorch DDP's (train and search
+         * pass a copy with their stack's in it) */
         stack_spec dflt = stack_defaults();
         r->comm_buffers += 2 * stack_bucket_bytes(&dflt, p->bucket_bytes,
                                                   p->dp * p->cp,

@@ -26,7 +26,9 @@ double train_dp_bytes(const plan_train *p, double params, double bytes_each)
 typedef struct ctx {
     const train_input *in;
     const model_spec *m;
-    const plan_train *p;
+    const plan_train *p;   /* p_own */
+    plan_train p_own;      /* the input's, with the stack's gradient bucket
+                              when it names none */
     int P, V, M;           /* stages, chunks per stage, microbatches */
     double tokens;         /* per microbatch per GPU (seq / cp x mb) */
     dtype dt;
@@ -1095,8 +1097,7 @@ static void dp_cost(ctx *c, double params, double *reduce, double *gather,
         return;
     double gb = mem_grad_bytes_per_param(p);
     double total = params * gb;
-    double bucket =
-        stack_bucket_bytes(c->st, p->bucket_bytes, p->dp * p->cp, gb);
+    double bucket = p->bucket_bytes; /* the stack's when the plan named none */
     int nb = (int)ceil(total / bucket);
     double last = total - (nb - 1) * bucket;
     coll_op red = p->zero == 0 ? COLL_ALL_REDUCE : COLL_REDUCE_SCATTER;
@@ -1563,7 +1564,7 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
     if (check_inputs(in, e))
         return -1;
     const plan_train *p = in->plan;
-    *c = (ctx){.in = in, .m = in->m, .p = p, .P = p->pp,
+    *c = (ctx){.in = in, .m = in->m, .p = &c->p_own, .p_own = *p, .P = p->pp,
                .V = p->schedule == SCHED_INTERLEAVED ? p->vpp : 1, .e = e};
     c->M = p->global_batch > 0 ? p->global_batch / (p->micro_batch * p->dp)
                                : p->pp;
@@ -1580,6 +1581,9 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
         stack_apply_compile(&c->st_own);
     }
     c->st = &c->st_own;
+    c->p_own.bucket_bytes =
+        stack_bucket_bytes(c->st, p->bucket_bytes, p->dp * p->cp,
+                           mem_grad_bytes_per_param(p));
     for (int i = 0; i < c->st->nattention && !c->attn_k; i++)
         c->attn_k = cost_attn_kernel_find(in->cost, c->st->attention[i]);
     c->attn_dt = c->head_dt = c->dt;
@@ -1800,7 +1804,7 @@ int train_estimate(const train_input *in, train_result *r, llm_err *e)
     ctx c;
     if (ctx_init(&c, in, e))
         return -1;
-    const plan_train *p = in->plan;
+    const plan_train *p = c.p;
     int nv = c.P * c.V;
     vcost *vc = calloc((size_t)nv, sizeof *vc);
     if (!vc)
