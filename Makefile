@@ -226,7 +226,7 @@ knee: deps
 	  --model llama-2-70b --cluster dgx-h100 --tp 4 --replicas 2 \
 	  --prompt-len empirical:configs/traces/azure-llm-2023-conv.csv \
 	  --output-len empirical:configs/traces/azure-llm-2023-conv.csv \
-	  --requests 3000 --seed 1 --slo-ttft 1000 --slo-tpot 100
+	  --requests 3000 --seed 1 --slo-ttft 1000 --slo-tpot 100 --allow-truncate
 	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).png'; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" plots/serve-knee.gp
 
 # The README's pictures, PNG and SVG, from the ready experiments.  Sweep

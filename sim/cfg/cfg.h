@@ -31,6 +31,10 @@ int cfg_load_model(const char *path, model_spec *out, llm_err *e);
  * _named takes a name from <datadir>/stacks/ or a path. */
 int cfg_load_stack(const char *path, stack_spec *out, llm_err *e);
 int cfg_load_stack_named(const char *arg, stack_spec *out, llm_err *e);
+/* stacks/NAME.cfg with kind = "serving": a serving engine's profile
+ * (serve/eprof.h); _named as cfg_load_stack_named. */
+int cfg_load_engine(const char *path, eprof *out, llm_err *e);
+int cfg_load_engine_named(const char *arg, eprof *out, llm_err *e);
 
 /* Hugging Face config.json importer (cfg_hf.c).  Extra keys are ignored;
  * a missing required key is an error. */

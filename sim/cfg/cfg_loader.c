@@ -139,6 +139,16 @@ int cfg_load_stack_named(const char *arg, stack_spec *s, llm_err *e)
                       "train` lists them)", arg, hint, cfg_datadir());
 }
 
+int cfg_load_engine_named(const char *arg, eprof *s, llm_err *e)
+{
+    char p[PATH_MAX + 128], hint[160];
+    if (data_file("stacks", arg, p, sizeof p, hint, sizeof hint) == 0)
+        return cfg_load_engine(p, s, e);
+    return err_set(e, "--engine: unknown serving engine \"%s\"%s (expected "
+                      "a name from %s/stacks/ or a .cfg path; `llmsim help "
+                      "serve` lists them)", arg, hint, cfg_datadir());
+}
+
 const gpu_spec *cfg_find_gpu(gpu_catalog *c, const char *arg, llm_err *e)
 {
     if (is_path(arg)) {
@@ -281,6 +291,12 @@ static int ld_stack(void *ctx, const char *name, stack_spec *st, llm_err *e)
     return cfg_load_stack_named(name, st, e);
 }
 
+static int ld_engine(void *ctx, const char *name, eprof *en, llm_err *e)
+{
+    (void)ctx;
+    return cfg_load_engine_named(name, en, e);
+}
+
 /* A relative path is taken from the working directory, else from the data
  * directory (where configs/traces/ lives). */
 void cfg_data_path(const char *in, char *out, size_t len)
@@ -301,7 +317,8 @@ static void ld_path(void *ctx, const char *in, char *out, size_t len)
 
 const exp_loader *cfg_loader(void)
 {
-    static const exp_loader ld = {NULL,       ld_model, ld_topo_size,
-                                  ld_cluster, ld_stack, ld_path};
+    static const exp_loader ld = {NULL,       ld_model,  ld_topo_size,
+                                  ld_cluster, ld_stack,  ld_engine,
+                                  ld_path};
     return &ld;
 }

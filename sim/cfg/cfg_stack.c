@@ -1,13 +1,14 @@
-/* cfg_stack — stacks/NAME.cfg, a training framework's profile, into a
- * stack_spec (model/stack.h).  Every key is checked: unknown keys, values
- * out of range and a missing source are errors at their line. */
+/* cfg_stack — stacks/NAME.cfg: a training framework's profile into a
+ * stack_spec (model/stack.h), or with kind = "serving" a serving engine's
+ * into an eprof (serve/eprof.h).  Every key is checked: unknown keys,
+ * values out of range and a missing source are errors at their line. */
 #include <string.h>
 
 #include "base/util.h"
 #include "cfg/cfg.h"
 #include "cfg/cfg_util.h"
 
-static const char *const stack_keys[] = {"name",    "display", "version",
+static const char *const stack_keys[] = {"kind", "name", "display", "version",
                                           "source",  "attention", "kernels",
                                           "optimizer", "fp8",    "fsdp",
                                           "ddp",     "compiled"};
@@ -113,6 +114,26 @@ static int load_fp8(cfgu *c, const config_setting_t *g, stack_spec *s)
            cfgu_bool(c, g, "attention", false, &s->fp8_attention);
 }
 
+/* kind = "training" (or none) | "serving": a profile of the other kind
+ * given to --stack or --engine is an error that says which flag takes it. */
+static const char *const kinds[] = {"training", "serving"};
+static const char *const kind_flag[] = {"--stack", "--engine"};
+
+static int profile_kind(cfgu *c, const config_setting_t *r, int want)
+{
+    int k = 0;
+    if (cfgu_enum(c, r, "kind", false, kinds, 2, &k))
+        return -1;
+    if (k != want) {
+        const config_setting_t *s = config_setting_get_member(r, "kind");
+        return err_at(c->e, cfgu_file(c, s ? s : r), s ? cfgu_line(s) : 1,
+                      "kind", "\"%s\" is a %s profile, for %s (expected "
+                      "a %s profile here)", kinds[k], kinds[k], kind_flag[k],
+                      kinds[want]);
+    }
+    return 0;
+}
+
 int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
 {
     *s = stack_defaults();
@@ -125,7 +146,8 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
     const config_setting_t *r = config_root_setting(&cfg);
     config_setting_t *k, *o, *f, *z, *cp, *dd;
     util_basename_id(path, s->name, sizeof s->name);
-    if (cfgu_check_keys(&c, r, stack_keys, COUNT(stack_keys)) ||
+    if (profile_kind(&c, r, 0) ||
+        cfgu_check_keys(&c, r, stack_keys, COUNT(stack_keys)) ||
         cfgu_str(&c, r, "name", false, s->name, sizeof s->name) ||
         cfgu_str(&c, r, "display", true, s->display, sizeof s->display) ||
         cfgu_str(&c, r, "version", true, s->version, sizeof s->version) ||
@@ -144,6 +166,103 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
         (z && (cfgu_check_keys(&c, z, fsdp_keys, COUNT(fsdp_keys)) ||
                cfgu_double(&c, z, "reduce_bytes", false, 0, 8,
                            &s->fsdp_reduce_bytes))))
+        goto out;
+    rc = 0;
+out:
+    config_destroy(&cfg);
+    return rc;
+}
+
+/* ---- serving engines ------------------------------------------------- */
+
+static const char *const engine_keys[] = {"kind",    "name",      "display",
+                                          "version", "source",    "scheduler",
+                                          "host",    "kernels",   "kv"};
+static const char *const sched_keys[] = {
+    "policy",     "admission",      "preemption", "max_num_seqs",
+    "max_batched_tokens", "chunk",  "block_size", "gpu_memory_utilization",
+    "static_batch", "reserve_ratio", "memory_of"};
+static const char *const memory_of[] = {"total", "free"};
+static const char *const host_keys[] = {"iteration_ms", "per_seq_ms",
+                                        "overlap",      "launch_us",
+                                        "kernels_per_layer", "graph_max_batch"};
+static const char *const ekernel_keys[] = {"decode_kv_per_query_head"};
+static const char *const kv_keys[] = {"fp8_with_fp8_weights"};
+
+static int load_sched(cfgu *c, const config_setting_t *g, eprof *s)
+{
+    int admit = s->admit, of = s->mem_of_free;
+    if (cfgu_check_keys(c, g, sched_keys, COUNT(sched_keys)) ||
+        cfgu_enum(c, g, "policy", false, serve_policy_names, SERVE_POLICIES,
+                  &s->policy) ||
+        cfgu_enum(c, g, "admission", false, serve_admit_names, ADMIT_COUNT,
+                  &admit) ||
+        cfgu_enum(c, g, "preemption", false, serve_preempt_names,
+                  PREEMPT_COUNT, &s->preempt) ||
+        cfgu_int(c, g, "max_num_seqs", false, 1, 1 << 20, &s->max_num_seqs) ||
+        cfgu_int(c, g, "max_batched_tokens", false, 1, 1 << 22,
+                 &s->max_batched_tokens) ||
+        cfgu_int(c, g, "chunk", false, 0, 1 << 22, &s->chunk) ||
+        cfgu_int(c, g, "block_size", false, 1, 65536, &s->block_size) ||
+        cfgu_double(c, g, "gpu_memory_utilization", false, 0.01, 1,
+                    &s->gpu_mem_util) ||
+        cfgu_bool(c, g, "static_batch", false, &s->static_batch) ||
+        cfgu_double(c, g, "reserve_ratio", false, 0, 1, &s->reserve_ratio) ||
+        cfgu_enum(c, g, "memory_of", false, memory_of, 2, &of))
+        return -1;
+    s->admit = (serve_admit)admit;
+    s->mem_of_free = of == 1;
+    return 0;
+}
+
+static int load_host(cfgu *c, const config_setting_t *g, eprof *s)
+{
+    double it_ms = 0, seq_ms = 0, launch_us = 0;
+    if (cfgu_check_keys(c, g, host_keys, COUNT(host_keys)) ||
+        cfgu_double(c, g, "iteration_ms", false, 0, 1e4, &it_ms) ||
+        cfgu_double(c, g, "per_seq_ms", false, 0, 1e3, &seq_ms) ||
+        cfgu_bool(c, g, "overlap", false, &s->host.overlap) ||
+        cfgu_double(c, g, "launch_us", false, 0, 1e4, &launch_us) ||
+        cfgu_double(c, g, "kernels_per_layer", false, 0, 1e4,
+                    &s->host.kernels_per_layer) ||
+        cfgu_int(c, g, "graph_max_batch", false, 0, 1 << 20,
+                 &s->host.graph_max_batch))
+        return -1;
+    s->iteration_overhead_s = it_ms * 1e-3;
+    s->host.per_seq_s = seq_ms * 1e-3;
+    s->host.launch_s = launch_us * 1e-6;
+    return 0;
+}
+
+int cfg_load_engine(const char *path, eprof *s, llm_err *e)
+{
+    *s = eprof_defaults();
+    cfgu c = {.file = path, .e = e};
+    config_t cfg;
+    config_init(&cfg);
+    int rc = -1;
+    if (cfgu_read(&c, &cfg))
+        goto out;
+    const config_setting_t *r = config_root_setting(&cfg);
+    config_setting_t *sc, *h, *k, *kv;
+    util_basename_id(path, s->name, sizeof s->name);
+    if (profile_kind(&c, r, 1) ||
+        cfgu_check_keys(&c, r, engine_keys, COUNT(engine_keys)) ||
+        cfgu_str(&c, r, "name", false, s->name, sizeof s->name) ||
+        cfgu_str(&c, r, "display", true, s->display, sizeof s->display) ||
+        cfgu_str(&c, r, "version", true, s->version, sizeof s->version) ||
+        cfgu_str(&c, r, "source", true, s->source, sizeof s->source) ||
+        cfgu_group(&c, r, "scheduler", &sc) || cfgu_group(&c, r, "host", &h) ||
+        cfgu_group(&c, r, "kernels", &k) || cfgu_group(&c, r, "kv", &kv) ||
+        (sc && load_sched(&c, sc, s)) || (h && load_host(&c, h, s)))
+        goto out;
+    if (k && (cfgu_check_keys(&c, k, ekernel_keys, COUNT(ekernel_keys)) ||
+              cfgu_bool(&c, k, "decode_kv_per_query_head", false,
+                        &s->decode_kv_per_q_head)))
+        goto out;
+    if (kv && (cfgu_check_keys(&c, kv, kv_keys, COUNT(kv_keys)) ||
+               cfgu_bool(&c, kv, "fp8_with_fp8_weights", false,
+                         &s->fp8_kv_with_fp8)))
         goto out;
     rc = 0;
 out:

@@ -372,8 +372,7 @@ static int arrival_options(const exp_serve *x, llm_err *e)
 }
 
 static int serve_workload(const exp_serve *x, const exp_loader *ld,
-                          const model_spec *m, wl_request **req, int *n,
-                          llm_err *e)
+                          wl_request **req, int *n, llm_err *e)
 {
     if (x->trace[0]) {
         char path[1100];
@@ -386,7 +385,9 @@ static int serve_workload(const exp_serve *x, const exp_loader *ld,
                           "serve`)");
     if (arrival_options(x, e))
         return -1;
-    wl_spec s = {.arrival = (wl_arrival_kind)x->arrival,
+    /* closed loop: the clients send them; drawn as one offline batch */
+    wl_spec s = {.arrival = x->concurrency > 0 ? WL_OFFLINE
+                                               : (wl_arrival_kind)x->arrival,
                  .rate_per_s = x->rate, .cv = x->cv, .burst_size = x->burst,
                  .requests = x->requests > 0 ? x->requests : 1000,
                  .seed = (unsigned long)x->seed};
@@ -406,21 +407,62 @@ static int serve_workload(const exp_serve *x, const exp_loader *ld,
         wl_len_free(&s.prompt);
         return -1;
     }
-    s.prompt.max_tokens = m->max_seq;
-    s.output.max_tokens = m->max_seq;
     int rc = wl_generate(&s, req, n, e);
     wl_len_free(&s.prompt);
     wl_len_free(&s.output);
     return rc;
 }
 
+/* Whether the run left the serving setting --flag at its default. */
+static bool left_default(const exp_serve *x, const char *flag)
+{
+    const setting *s = settings_by_flag(EXP_SERVE, flag);
+    LLM_ASSERT(s);
+    return x->h.src[settings_index(s)].how == SRC_DEFAULT;
+}
+
+/* The engine's defaults for every setting the run did not give, and what
+ * only the engine says (its host costs, kernels, batching). */
+static void engine_defaults(const exp_serve *x, const eprof *en,
+                            serve_params *p)
+{
+    if (left_default(x, "max-num-seqs"))
+        p->max_num_seqs = en->max_num_seqs;
+    if (left_default(x, "max-batched-tokens"))
+        p->max_batched_tokens = en->max_batched_tokens;
+    if (left_default(x, "chunk"))
+        p->chunk = en->chunk;
+    if (left_default(x, "policy"))
+        p->policy = en->policy;
+    if (left_default(x, "block-size"))
+        p->block_size = en->block_size;
+    if (left_default(x, "gpu-mem-util"))
+        p->gpu_mem_util = en->gpu_mem_util;
+    p->mem_of_free = en->mem_of_free;
+    if (left_default(x, "preemption"))
+        p->preempt = (serve_preempt)en->preempt;
+    if (left_default(x, "admission"))
+        p->admit = en->admit;
+    if (left_default(x, "iteration-overhead-ms"))
+        p->iteration_overhead_s = en->iteration_overhead_s;
+    if (p->kv_dt == DT_COUNT && p->weight_dt == DT_FP8 && en->fp8_kv_with_fp8)
+        p->kv_dt = DT_FP8;
+    p->reserve_ratio = en->reserve_ratio;
+    p->static_batch = en->static_batch;
+    p->decode_kv_per_q_head = en->decode_kv_per_q_head;
+    p->host = en->host;
+}
+
 /* The pools' GPU, cost tables and idle power; the model's dtype when none
- * is asked for. */
+ * is asked for; the engine's defaults. */
 static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
 {
     in->p = x->p;
     if (in->p.weight_dt == DT_COUNT)
         in->p.weight_dt = v->m.weight_dtype == DT_BF16 ? DT_BF16 : DT_FP16;
+    engine_defaults(x, &v->engine, &in->p);
+    in->concurrency = x->concurrency;
+    in->think_s = x->think_s;
     for (int k = 0; k < in->npools; k++) {
         in->pool[k].gpu = v->t->gpu;
         in->pool[k].cost = &v->cc;
@@ -433,9 +475,43 @@ static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
     in->coll = &v->kc;
 }
 
+/* Requests longer than the model's context: an error naming the first,
+ * or with --allow-truncate cut to fit it (the prompt first, keeping one
+ * prompt token) and counted. */
+static int fit_context(const exp_serve *x, const model_spec *m,
+                       wl_request *req, int n, int *cut, llm_err *e)
+{
+    *cut = 0;
+    int ctx = x->max_model_len > 0 ? x->max_model_len : m->max_seq;
+    for (int i = 0; i < n; i++) {
+        wl_request *w = &req[i];
+        long len = (long)w->prompt_tokens + w->output_tokens;
+        if (len <= ctx)
+            continue;
+        if (!x->allow_truncate)
+            return err_set(e, "request %d: %d prompt + %d output tokens "
+                           "exceed the %d-token context (%s); shorten the "
+                           "workload, raise --max-model-len, or give "
+                           "--allow-truncate to cut such requests to fit "
+                           "and count them",
+                           i + 1, w->prompt_tokens, w->output_tokens, ctx,
+                           x->max_model_len > 0 ? "--max-model-len"
+                                                : m->display);
+        if (w->output_tokens >= ctx)
+            w->output_tokens = ctx - 1;
+        if (w->prompt_tokens > ctx - w->output_tokens)
+            w->prompt_tokens = ctx - w->output_tokens;
+        ++*cut;
+    }
+    return 0;
+}
+
 static void serve_source(const exp_serve *x, char *buf, size_t len)
 {
-    if (x->trace[0])
+    if (x->concurrency > 0)
+        snprintf(buf, len, "%s, closed loop of %d clients",
+                 x->trace[0] ? x->trace : "drawn lengths", x->concurrency);
+    else if (x->trace[0])
         snprintf(buf, len, "%s%s", x->trace,
                  x->rate_scale != 1 ? " (rate scaled)" : "");
     else
@@ -458,12 +534,14 @@ int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
     if (exp_check_conflicts(EXP_SERVE, &x->h, e) ||
         need_names(x->model, x->cluster, "serve", e) ||
         ld->model(ld->ctx, x->model, &v->m, e) ||
+        ld->engine(ld->ctx, x->engine, &v->engine, e) ||
         serve_budget(x, o, ld, &b, drawn, e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e) ||
         serve_pools(x, v->t, in, e))
         goto fail;
     serve_setup(x, v, in);
-    if (serve_workload(x, ld, &v->m, &req, &nreq, e) ||
+    if (serve_workload(x, ld, &req, &nreq, e) ||
+        fit_context(x, &v->m, req, nreq, &out->r_truncated, e) ||
         (x->trace[0] && serve_budget(x, o, ld, &b, nreq, e)))
         goto fail;
     in->req = req;
@@ -480,6 +558,7 @@ int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
             rc = EXP_NO_FIT;
         goto fail;
     }
+    out->r.requests_truncated = out->r_truncated;
     if (wl_summarize(req, nreq, &out->ws, e))
         goto fail;
     serve_source(x, out->source, sizeof out->source);

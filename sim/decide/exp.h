@@ -74,6 +74,11 @@ typedef struct exp_serve {
     int burst;
     char prompt_len[1100], output_len[1100];
     long seed;
+    int concurrency;     /* closed loop: clients; 0 = open loop */
+    double think_s;      /* closed loop: a client's pause */
+    bool allow_truncate; /* cut over-long requests (counted) */
+    int max_model_len;   /* the context requests must fit; 0: max_seq */
+    char engine[256];    /* stacks/NAME.cfg (kind "serving") or a path */
 } exp_serve;
 
 /* The memory command's inference plan: `llmsim memory`. */
@@ -158,6 +163,7 @@ typedef struct exp_env {
     mem_overhead ov; /* the data's, with the run's overrides applied */
     double idle_w;   /* the cluster GPU's idle power */
     stack_spec stack; /* training: the framework's profile */
+    eprof engine;     /* serving: the engine's profile */
 } exp_env;
 
 /* Implemented by the layer that reads files (cfg_loader in cfg.h). */
@@ -172,6 +178,8 @@ typedef struct exp_loader {
                    const topo_net *bw, exp_env *env, llm_err *e);
     /* a training framework's profile by name or path */
     int (*stack)(void *ctx, const char *name, stack_spec *s, llm_err *e);
+    /* a serving engine's profile by name or path */
+    int (*engine)(void *ctx, const char *name, eprof *s, llm_err *e);
     /* a data path as given, else under the data directory */
     void (*path)(void *ctx, const char *in, char *out, size_t len);
 } exp_loader;
@@ -222,6 +230,7 @@ typedef struct exp_serve_out {
     serve_request_result *per_request; /* opts.per_request: [in.nreq] */
     wl_summary ws;     /* of the requests */
     char source[1100]; /* "trace.csv (rate scaled)", "poisson arrivals" */
+    int r_truncated;   /* requests cut to the context (--allow-truncate) */
 } exp_serve_out;
 
 int exp_serve_run(const exp_serve *x, const exp_run_opts *o,

@@ -16,6 +16,7 @@ const char *const exp_kind_names[EXP_KINDS] = {"training", "serving",
 _Static_assert(sizeof(plan_schedule) == sizeof(int), "enum is an int");
 _Static_assert(sizeof(dtype) == sizeof(int), "enum is an int");
 _Static_assert(sizeof(serve_preempt) == sizeof(int), "enum is an int");
+_Static_assert(sizeof(serve_admit) == sizeof(int), "enum is an int");
 _Static_assert(sizeof(plan_loss) == sizeof(int), "enum is an int");
 
 /* ---- the table ----------------------------------------------------------- */
@@ -250,35 +251,56 @@ const setting settings_table[] = {
     {.flag = "kv-layerwise", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
      .dflt = "false", .help = "disaggregated: send the KV cache layer by layer",
      .at = {SERVE("serving.kv_layerwise", p.kv_layerwise)}},
-    /* ---- serving: the engine; vLLM's defaults (max_num_seqs 256,
-     * block_size 16, gpu_memory_utilization 0.9, swap_space 4 GiB,
-     * chunked prefill with an 8192-token budget as V1 on A100/H100) ---- */
+    /* ---- serving: the engine.  A setting not given takes the engine
+     * profile's (stacks/NAME.cfg kind "serving", serve/eprof.h); the
+     * values here are vLLM V1's, which the profile-less defaults keep
+     * (max_num_seqs 256, block_size 16, gpu_memory_utilization 0.9,
+     * swap_space 4 GiB, chunked prefill with an 8192-token budget) ---- */
+    {.flag = "engine", STR(256), .dflt = "vllm-v1",
+     .help = "the serving engine: a profile from stacks/ "
+             "(vllm-v0, vllm-v1, vllm-v1-eager, sglang, trtllm-0.x, "
+             "trtllm-1.x, hf-generate, gpt-fast) or a .cfg path",
+     .at = {SERVE("engine", engine)}},
     {.flag = "max-num-seqs", INT(1, 1 << 20), .dflt = "256",
+     .dflt_help = "the engine's (vLLM: 256)",
      .help = "sequences in one iteration",
      .at = {SERVE("serving.max_num_seqs", p.max_num_seqs)}},
     {.flag = "max-batched-tokens", INT(1, 1 << 22), .dflt = "8192",
+     .dflt_help = "the engine's (vLLM V1: 8192)",
      .help = "tokens in one forward pass",
      .at = {SERVE("serving.max_batched_tokens", p.max_batched_tokens),
             INFER(NULL, plan.max_batched_tokens)}},
     {.flag = "chunk", INT(0, 1 << 22), .dflt = "0",
+     .dflt_help = "the engine's (vLLM: 0)",
      .help = "chunked policy: tokens per iteration (0: max-batched-tokens)",
      .at = {SERVE("serving.chunk", p.chunk)}},
     {.flag = "policy", .type = SET_ENUM, NAMES(serve_policy_names),
-     .dflt = "chunked", .help = "scheduler policy",
+     .dflt = "chunked", .dflt_help = "the engine's (vLLM V1: chunked)",
+     .help = "scheduler policy",
      .at = {SERVE("serving.policy", p.policy)}},
     {.flag = "router", .type = SET_ENUM, NAMES(serve_router_names),
      .dflt = "least-outstanding", .help = "how requests go to replicas",
      .at = {SERVE("serving.router", p.router)}},
     {.flag = "block-size", INT(1, 65536), .dflt = "16",
+     .dflt_help = "the engine's (vLLM: 16)",
      .help = "tokens per paged KV block",
      .at = {SERVE("serving.block_size", p.block_size),
             INFER(NULL, plan.block_size)}},
     {.flag = "gpu-mem-util", REAL(0.01, 1), .dflt = "0.9",
-     .help = "share of GPU memory the engine takes (vLLM)",
+     .dflt_help = "the engine's (vLLM: 0.9)",
+     .help = "share of GPU memory the engine takes (KV cache included)",
      .at = {SERVE("serving.gpu_memory_utilization", p.gpu_mem_util)}},
     {.flag = "preemption", .type = SET_ENUM, NAMES(serve_preempt_names),
-     .dflt = "recompute", .help = "what a preempted request loses",
+     .dflt = "recompute", .dflt_help = "the engine's (vLLM: recompute)",
+     .help = "what a preempted request loses",
      .at = {SERVE("serving.preemption", p.preempt)}},
+    {.flag = "admission", .type = SET_ENUM, NAMES(serve_admit_names),
+     .dflt = "chunk", .dflt_help = "the engine's (vLLM V1: chunk)",
+     .help = "KV blocks free before a waiting request joins: its next "
+             "chunk's, its whole prompt's, its prompt and output's "
+             "(no-evict), or its prompt and a share of its output's "
+             "(reserve)",
+     .at = {SERVE("serving.admission", p.admit)}},
     {.flag = "swap-space-gib", REAL(0, 1 << 20), .scale = GiB, .unit = "GiB",
      .dflt = "4", .help = "host memory per GPU for swapped KV blocks",
      .at = {SERVE("serving.swap_space_gib", p.swap_space_bytes)}},
@@ -287,15 +309,17 @@ const setting settings_table[] = {
      .help = "weights (int8/int4: weight-only, 16-bit GEMMs)",
      .at = {SERVE("serving.dtype", p.weight_dt)}},
     {.flag = "kv-dtype", .type = SET_DTYPE, NAMES(serve_kv_dtypes),
-     .dflt_help = "16-bit", .help = "KV cache precision",
+     .dflt_help = "16-bit; FP8 with FP8 weights where the engine does so "
+                  "(TensorRT-LLM)",
+     .help = "KV cache precision",
      .at = {SERVE("serving.kv_dtype", p.kv_dt)}},
     {.flag = "quant-group", INT(1, 1 << 20), .dflt = "128",
      .help = "int4 group size",
      .at = {SERVE("serving.quant_group", p.quant_group),
             INFER(NULL, plan.quant_group)}},
     {.flag = "iteration-overhead-ms", REAL(0, 1e6), .scale = 1e-3,
-     .unit = "ms", .dflt = "0",
-     .help = "host time per iteration (scheduling, sampling)",
+     .unit = "ms", .dflt = "0", .dflt_help = "the engine's (vLLM V1: 2 ms)",
+     .help = "fixed host time per iteration (scheduling, sampling)",
      .at = {SERVE("serving.iteration_overhead_ms", p.iteration_overhead_s)}},
     /* ---- serving: the workload ---- */
     {.flag = "trace", STR(1024), .dflt_help = "none: a synthetic workload",
@@ -321,6 +345,26 @@ const setting settings_table[] = {
     {.flag = "burst", INT(1, 1 << 30), .dflt = "1",
      .help = "burst: requests arriving together",
      .at = {SERVE("workload.burst", burst)}},
+    {.flag = "concurrency", INT(0, 1 << 24), .dflt = "0",
+     .dflt_help = "0: open loop, requests arrive as --arrival draws them",
+     .help = "closed loop: this many clients, each sending its next "
+             "request when its last one finishes (genai-perf, vLLM's "
+             "--max-concurrency)",
+     .at = {SERVE("workload.concurrency", concurrency)}},
+    {.flag = "think-time-ms", REAL(0, 1e9), .scale = 1e-3, .unit = "ms",
+     .dflt = "0", .help = "closed loop: a client's pause between a "
+                          "request's last token and its next request",
+     .at = {SERVE("workload.think_time_ms", think_s)}},
+    {.flag = "max-model-len", INT(0, 1 << 26), .dflt = "0",
+     .dflt_help = "0: the model's max_seq",
+     .help = "the longest request, prompt + output, the engine is built "
+             "for (TensorRT-LLM's max_seq_len, vLLM's max_model_len)",
+     .at = {SERVE("serving.max_model_len", max_model_len)}},
+    {.flag = "allow-truncate", .type = SET_BOOL, .flag_kind = FLAG_TRUE,
+     .dflt = "false",
+     .help = "cut requests longer than the model's context to fit it and "
+             "count them (without: an error naming the first)",
+     .at = {SERVE("workload.allow_truncate", allow_truncate)}},
     {.flag = "prompt-len", STR(1100), .dflt_help = "none",
      .help = "prompt tokens: N, uniform:LO:HI, lognormal:MEAN:SIGMA or "
              "empirical:FILE", .at = {SERVE("workload.prompt_len", prompt_len)}},
@@ -391,6 +435,10 @@ const setting_conflict settings_conflicts[] = {
     {EXP_SERVE, "trace", "arrival", "a trace's arrivals are its timestamps"},
     {EXP_SERVE, "trace", "prompt-len", "a trace gives each prompt's length"},
     {EXP_SERVE, "trace", "output-len", "a trace gives each output's length"},
+    {EXP_SERVE, "concurrency", "rate",
+     "a closed loop's clients send a request when their last one ends"},
+    {EXP_SERVE, "concurrency", "arrival",
+     "a closed loop's clients send a request when their last one ends"},
     {EXP_SERVE, "replicas", "prefill-replicas",
      "a disaggregated deployment is its prefill and decode replicas"},
     {EXP_SERVE, "replicas", "decode-replicas",

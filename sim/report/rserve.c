@@ -28,6 +28,30 @@ static void print_links(FILE *fp, const serve_result *r, const topo *t)
     }
 }
 
+/* The engine and what it made the run assume. */
+static void engine_text(FILE *fp, const exp_serve_out *o)
+{
+    const eprof *en = &o->env.engine;
+    const serve_params *p = &o->in.p;
+    const eprof_host *h = &p->host;
+    fprintf(fp, "  engine %s (%s): host %.2f ms + %.3f ms/sequence per "
+           "iteration%s; ", en->name, en->display,
+           p->iteration_overhead_s * 1e3, h->per_seq_s * 1e3,
+           h->overlap ? ", overlapped with the GPU" : "");
+    if (h->launch_s > 0 && h->graph_max_batch > 0)
+        fprintf(fp, "launches %.0f us x %.0f kernels a layer, CUDA graphs for "
+               "decode batches <= %d", h->launch_s * 1e6,
+               h->kernels_per_layer, h->graph_max_batch);
+    else if (h->launch_s > 0)
+        fprintf(fp, "launches %.0f us x %.0f kernels a layer, no CUDA graphs",
+               h->launch_s * 1e6, h->kernels_per_layer);
+    else
+        fprintf(fp, "launches hidden");
+    fprintf(fp, "; KV %s%s\n", dtype_name(p->kv_dt == DT_COUNT ? DT_FP16
+                                                                : p->kv_dt),
+           p->decode_kv_per_q_head ? ", decode reads KV per query head" : "");
+}
+
 void rserve_text(FILE *fp, const exp_serve_out *o)
 {
     const model_spec *m = &o->env.m;
@@ -49,14 +73,28 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     }
     int budget = p->chunk > 0 && p->chunk < p->max_batched_tokens
                      ? p->chunk : p->max_batched_tokens;
-    fprintf(fp, "  scheduler %s (%d-token budget), max %d sequences, router %s, "
-           "preemption by %s\n", serve_policy_names[p->policy], budget,
-           p->max_num_seqs, serve_router_names[p->router],
+    engine_text(fp, o);
+    fprintf(fp, "  scheduler %s%s (%d-token budget), max %d sequences, "
+           "admission %s, router %s, preemption by %s\n",
+           p->static_batch ? "static batches, " : "",
+           serve_policy_names[p->policy], budget, p->max_num_seqs,
+           serve_admit_names[p->admit], serve_router_names[p->router],
            serve_preempt_names[p->preempt]);
-    fprintf(fp, "  workload %s: %d requests over %.1f s (%.2f/s); prompt mean %.0f "
-           "(p99 %.0f), output mean %.0f (p99 %.0f) tokens\n\n", src, ws->n,
-           ws->duration_s, ws->rate_per_s, ws->prompt_mean, ws->prompt_p99,
-           ws->output_mean, ws->output_p99);
+    if (in->concurrency > 0 && in->think_s > 0)
+        fprintf(fp, "  clients            think %.0f ms between requests\n",
+               in->think_s * 1e3);
+    if (r->requests_truncated)
+        fprintf(fp, "  truncated          %d requests cut to %s's %d-token "
+               "context (--allow-truncate)\n", r->requests_truncated,
+               m->display, m->max_seq);
+    if (in->concurrency > 0)
+        fprintf(fp, "  workload %s: %d requests", src, ws->n);
+    else
+        fprintf(fp, "  workload %s: %d requests over %.1f s (%.2f/s)", src,
+               ws->n, ws->duration_s, ws->rate_per_s);
+    fprintf(fp, "; prompt mean %.0f (p99 %.0f), output mean %.0f (p99 %.0f) "
+           "tokens\n\n", ws->prompt_mean, ws->prompt_p99, ws->output_mean,
+           ws->output_p99);
     fprintf(fp, "  %-10s %10s %10s %10s %10s\n", "", "mean", "p50", "p90", "p99");
     dist_row(fp, "TTFT ms", &r->ttft, 1e3);
     dist_row(fp, "TPOT ms", &r->tpot, 1e3);
@@ -77,13 +115,14 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
                p->slo_tpot_s * 1e3, 100 * r->slo_attainment);
     for (int k = 0; k < in->npools; k++) {
         const serve_pool_result *pr = &r->pool[k];
-        fprintf(fp, "  %-18s MFU %.1f%%, MBU %.1f%%, busy %.1f%%, %ld iterations; "
-               "KV cache %.1f%% used on average, peak %.1f%%\n",
+        fprintf(fp, "  %-18s MFU %.1f%%, MBU %.1f%%, busy %.1f%%, %ld iterations "
+               "(host %.1f%% of their time); KV cache %.1f%% used on "
+               "average, peak %.1f%%\n",
                in->npools == 1 ? "GPUs" : k == 0 ? "prefill GPUs"
                                                  : "decode GPUs",
                100 * pr->mfu, 100 * pr->mbu, 100 * pr->busy_fraction,
-               pr->iterations, 100 * pr->kv_util_mean,
-               100 * pr->kv_util_peak);
+               pr->iterations, 100 * pr->host_fraction,
+               100 * pr->kv_util_mean, 100 * pr->kv_util_peak);
     }
     fprintf(fp, "  preemptions        %ld (%ld swapped to host)\n", r->preemptions,
            r->swaps_out);
@@ -130,6 +169,7 @@ static json_t *pools_json(const serve_input *in, const serve_result *r)
         json_object_set_new(o, "mfu", json_real(pr->mfu));
         json_object_set_new(o, "mbu", json_real(pr->mbu));
         json_object_set_new(o, "busy_fraction", json_real(pr->busy_fraction));
+        json_object_set_new(o, "host_fraction", json_real(pr->host_fraction));
         json_object_set_new(o, "iterations", json_integer(pr->iterations));
         json_object_set_new(o, "kv_utilization_mean", json_real(pr->kv_util_mean));
         json_object_set_new(o, "kv_utilization_peak", json_real(pr->kv_util_peak));
@@ -147,6 +187,7 @@ json_t *rserve_json(const exp_serve_out *o)
     int gpus = 0;
     for (int k = 0; k < in->npools; k++)
         gpus += r->pool[k].gpus;
+    json_object_set_new(j, "engine", json_string(o->env.engine.name));
     json_object_set_new(j, "gpu", json_string(in->pool[0].gpu->name));
     json_object_set_new(j, "gpus", json_integer(gpus));
     json_object_set_new(j, "ttft_s", dist_json(&r->ttft));
@@ -162,6 +203,8 @@ json_t *rserve_json(const exp_serve_out *o)
     json_object_set_new(j, "slo_attainment", json_real(r->slo_attainment));
     json_object_set_new(j, "requests_completed", json_integer(r->requests_completed));
     json_object_set_new(j, "requests_rejected", json_integer(r->requests_rejected));
+    json_object_set_new(j, "requests_truncated", json_integer(r->requests_truncated));
+    json_object_set_new(j, "concurrency", json_integer(in->concurrency));
     json_object_set_new(j, "preemptions", json_integer(r->preemptions));
     json_object_set_new(j, "swaps", json_integer(r->swaps_out));
     json_object_set_new(j, "makespan_s", json_real(r->makespan_s));

@@ -218,6 +218,10 @@ static int attention(infer *x, const infer_batch *b, part *p, llm_err *e)
     }
     if (b->decode_n > 0) {
         a.kind = OP_ATTN_DECODE;
+        /* a kernel without GQA grouping reads each KV head once for every
+         * query head that shares it */
+        if (x->s.decode_kv_per_q_head)
+            a.kv_heads = a.heads;
         a.batch = b->decode_n;
         a.q_len = 1;
         a.kv_len = b->decode_context_sum / b->decode_n;
@@ -292,6 +296,11 @@ int infer_p2p_s(infer *x, int s, int tokens, double *out_s, llm_err *e)
         *c = t;
     *out_s = t;
     return 0;
+}
+
+int infer_stage_layers(const infer *x, int s)
+{
+    return x->dense_layers[s] + x->moe_layers[s];
 }
 
 double infer_weight_bytes(const infer *x, int s)

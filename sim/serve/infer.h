@@ -36,6 +36,8 @@ typedef struct infer_setup {
     dtype kv_dt;
     int quant_group;  /* int4 group size (a 16-bit scale and zero each) */
     bool flash;       /* FlashAttention / paged attention kernels */
+    bool decode_kv_per_q_head; /* the decode kernel reads the KV cache once
+                                  per query head (no GQA grouping) */
     bool free_comm;   /* collectives take no time (tests) */
     int max_tokens;   /* the largest batch, in tokens (caches) */
 } infer_setup;
@@ -74,6 +76,9 @@ int infer_batch_time(infer *x, const infer_batch *b, infer_time *out,
 
 /* The hidden states of `tokens` tokens from stage s to s + 1. */
 int infer_p2p_s(infer *x, int s, int tokens, double *out_s, llm_err *e);
+
+/* The transformer layers of stage s. */
+int infer_stage_layers(const infer *x, int s);
 
 /* The weight bytes one GPU of stage s reads per forward pass. */
 double infer_weight_bytes(const infer *x, int s);

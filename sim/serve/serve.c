@@ -68,7 +68,12 @@ typedef struct inst {
     double kv_area;         /* used blocks x ns */
     int kv_peak;
     double busy_s, flops, bytes, dyn_j;
+    double iter_s, host_s; /* iterations' time on stage 0; the host's part */
     long iterations;
+    /* static batching: the batch's size and longest sequence, which every
+     * iteration pads to until its last sequence ends */
+    int static_n, static_len;
+    bool arrived_mark; /* in sim.arrived */
 } inst;
 
 typedef struct sim {
@@ -92,6 +97,12 @@ typedef struct sim {
     double block_bytes[2];  /* one GPU, largest stage */
     int budget;
     int watermark[2];
+    int next_send;   /* closed loop: the next request a client sends */
+    /* replicas that got requests at this instant, scheduled together a
+     * nanosecond later so that a batch sees every request that arrived
+     * at once (an offline batch, a closed loop's first wave) */
+    int *arrived, narrived;
+    bool kick_pending;
     /* samples */
     float *itl;
     long nitl, capitl;
@@ -161,14 +172,19 @@ static void kv_account(sim *S, inst *I)
 static int inst_index(const sim *S, const inst *I) { return (int)(I - S->inst); }
 
 #ifdef LLMSIM_CHECK
-/* The GPU memory of a replica with `used` KV blocks stays within vLLM's
- * budget, gpu_memory_utilization x capacity, on the stage that set the
- * block count (kv_blocks: the others have more room per block). */
+/* The GPU memory of a replica with `used` KV blocks stays within the
+ * engine's budget, gpu_memory_utilization x capacity (vLLM) or the fixed
+ * part plus that share of what it leaves (TensorRT-LLM), on the stage
+ * that set the block count (kv_blocks: the others have more room per
+ * block). */
 static void check_kv_memory(const sim *S, const inst *I, int used)
 {
     const serve_pool *P = pool_of(S, I);
-    double bytes = S->fixed_bytes[I->pool] + used * S->block_bytes[I->pool];
-    double budget = S->p->gpu_mem_util * P->gpu->memory_bytes;
+    double fixed = S->fixed_bytes[I->pool];
+    double bytes = fixed + used * S->block_bytes[I->pool];
+    double M = P->gpu->memory_bytes;
+    double budget = S->p->mem_of_free ? fixed + S->p->gpu_mem_util * (M - fixed)
+                                      : S->p->gpu_mem_util * M;
     CHECK(used >= 0 && used <= I->total_blocks &&
               CHECK_LE_REL(bytes, budget, 1e-9),
           CHECK_EVENT("replica %d takes KV blocks", inst_index(S, I)),
@@ -223,6 +239,7 @@ static void blocks_give(sim *S, inst *I, int n)
 
 typedef struct plan {
     int n, tokens, swap_in_blocks, swap_out_blocks;
+    int preempted; /* requests this iteration preempted */
     int *ids, *c;
 } plan;
 
@@ -259,6 +276,7 @@ static void preempt(sim *S, inst *I, int id, plan *b)
     req *q = &S->r[id];
     running_remove(I, id);
     q->preemptions++;
+    b->preempted++;
     S->res->preemptions++;
     if (S->p->preempt == PREEMPT_SWAP && I->swap_free_blocks >= q->blocks) {
         /* the blocks go to host memory and come back as they were */
@@ -333,20 +351,66 @@ static void resume_swapped(sim *S, inst *I, plan *b)
     I->nswap = k;
 }
 
+/* Tokens the running requests may still write under ADMIT_RESERVE:
+ * reserve_ratio of each one's output not yet generated, less what its
+ * blocks already hold beyond its cache. */
+static double reserved_tokens(const sim *S, const inst *I)
+{
+    double t = 0;
+    for (int i = 0; i < I->nrun; i++) {
+        const req *q = &S->r[I->running[i]];
+        double want = q->prompt + S->p->reserve_ratio * q->output;
+        double held = (double)q->blocks * S->p->block_size;
+        if (want > held)
+            t += want - held;
+    }
+    return t;
+}
+
+/* The blocks a waiting request takes to join with chunk c, or -1 when the
+ * engine's admission rule keeps it waiting.  A request preempted before
+ * comes back only when its whole cache fits: it waits until it can run
+ * instead of thrashing in and out (vLLM). */
+static int admit_blocks(const sim *S, const inst *I, const req *q, int c)
+{
+    int room = I->free_blocks - S->watermark[I->pool];
+    int chunk = blocks_for(S, q->computed + c) - q->blocks;
+    int whole = blocks_for(S, len_of(q)) - q->blocks;
+    switch (S->p->admit) {
+    case ADMIT_NO_EVICT:
+        /* the prompt and every output token, taken now: never preempted */
+        whole = blocks_for(S, q->prompt + q->output) - q->blocks;
+        return whole <= I->free_blocks ? whole : -1;
+    case ADMIT_WHOLE:
+        return whole <= room ? whole : -1;
+    case ADMIT_RESERVE: {
+        double want = q->prompt + S->p->reserve_ratio * q->output;
+        double free_tokens = (double)room * S->p->block_size -
+                             reserved_tokens(S, I);
+        return want <= free_tokens && chunk <= room ? chunk : -1;
+    }
+    default:
+        if (q->preemptions > 0 && whole > room)
+            return -1;
+        return chunk <= room ? chunk : -1;
+    }
+}
+
 /* Admits waiting requests, oldest first, while sequences, tokens and
- * blocks (above vLLM's 1% watermark) last; `whole`: only whole remaining
- * prompts (prefill-first). */
+ * blocks (above vLLM's 1% watermark) last and the engine's admission rule
+ * lets them; `whole`: only whole remaining prompts (prefill-first).  None
+ * joins an iteration that preempted (vLLM V1). */
 static void admit_waiting(sim *S, inst *I, plan *b, int budget, bool whole)
 {
     while (I->waiting.n > 0 && I->nrun < S->p->max_num_seqs &&
-           b->tokens < budget && I->nswap == 0) {
+           b->tokens < budget && I->nswap == 0 && b->preempted == 0) {
         int id = deque_at(&I->waiting, 0);
         req *q = &S->r[id];
         int c = chunk_of(q, budget - b->tokens);
         if (whole && c < len_of(q) - q->computed)
             break;
-        int need = blocks_for(S, q->computed + c) - q->blocks;
-        if (need > I->free_blocks - S->watermark[I->pool])
+        int need = admit_blocks(S, I, q, c);
+        if (need < 0)
             break;
         deque_pop(&I->waiting);
         blocks_take(S, I, q, need);
@@ -395,6 +459,26 @@ static void policy_prefill_first(sim *S, inst *I, plan *b)
     resume_swapped(S, I, b);
     if (I->nswap == 0)
         admit_waiting(S, I, b, S->p->max_batched_tokens, true);
+    if (b->n == 0)
+        schedule_running(S, I, b, S->p->max_batched_tokens, true);
+}
+
+/* Static batching (Hugging Face `generate`): a batch of whole prompts
+ * forms only when the last one has ended, and runs until its longest
+ * sequence ends. */
+static void policy_static(sim *S, inst *I, plan *b)
+{
+    if (I->nrun == 0 && I->inflight == 0) {
+        admit_waiting(S, I, b, S->p->max_batched_tokens, true);
+        I->static_n = b->n;
+        I->static_len = 0;
+        for (int i = 0; i < b->n; i++) {
+            const req *q = &S->r[b->ids[i]];
+            if (q->prompt + q->output > I->static_len)
+                I->static_len = q->prompt + q->output;
+        }
+        return;
+    }
     if (b->n == 0)
         schedule_running(S, I, b, S->p->max_batched_tokens, true);
 }
@@ -461,6 +545,7 @@ const char *const serve_router_names[SERVE_ROUTERS] = {
 
 static void try_schedule(sim *S, inst *I);
 static void try_admit_pending(sim *S, inst *I);
+static void send_next(sim *S, int64_t at);
 static void on_stage_done(engine *eng, void *ctx, uint64_t arg);
 
 static double swap_s(sim *S, const inst *I, int blocks, bool in)
@@ -484,6 +569,40 @@ static double peak_flops(const sim *S, const serve_pool *P)
     return P->gpu->peak_flops[S->p->weight_dt == DT_FP8 ? DT_FP8 : DT_FP16];
 }
 
+/* Static batching pads: every prompt to the longest, and every decode step
+ * to the batch's size at the longest context, finished sequences included
+ * (`generate` stops when the last one does). */
+static void pad_static(const inst *I, infer_chunk *chunks, int np, int *nd,
+                       double *dsum, int *logits)
+{
+    int q = 0, ctx = 0;
+    for (int i = 0; i < np; i++)
+        if (chunks[i].q_tokens > q)
+            q = chunks[i].q_tokens, ctx = chunks[i].context;
+    for (int i = 0; i < np; i++)
+        chunks[i] = (infer_chunk){q, ctx};
+    if (np == 0 && *nd > 0) {
+        double longest = *dsum / *nd; /* a lower bound; padded below */
+        *dsum = (double)I->static_n * fmax(longest, 1);
+        *nd = I->static_n;
+        *logits = I->static_n;
+    }
+}
+
+/* Host time of an iteration of n sequences, and the launches a stage of
+ * `layers` layers takes when no CUDA graph replays it. */
+static double host_s(const sim *S, int n)
+{
+    return S->p->iteration_overhead_s + S->p->host.per_seq_s * n;
+}
+
+static double launch_s(const sim *S, int layers, int np, int nd)
+{
+    const eprof_host *h = &S->p->host;
+    bool graphed = np == 0 && nd <= h->graph_max_batch;
+    return graphed ? 0 : layers * h->kernels_per_layer * h->launch_s;
+}
+
 static int price_batch(sim *S, inst *I, batch *B, const plan *b)
 {
     const serve_pool *P = pool_of(S, I);
@@ -503,6 +622,8 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
             chunks[np++] = (infer_chunk){b->c[i], after};
         }
     }
+    if (S->p->static_batch)
+        pad_static(I, chunks, np, &nd, &dsum, &logits);
     infer_batch ib = {.prefill = chunks, .prefill_n = np, .decode_n = nd,
                       .decode_context_sum = dsum, .logits = logits};
     infer_time t[64]; /* check_input: pp <= 64 */
@@ -512,10 +633,14 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
     if (rc)
         return -1;
     for (int s = 0; s < P->pp; s++) {
-        B->stage_s[s] = t[s].total_s;
+        /* kernels launched one by one: the stage takes at least the time
+         * the host spends launching them */
+        double dur = fmax(t[s].total_s,
+                          launch_s(S, infer_stage_layers(S->x[I->pool], s),
+                                   np, nd));
+        B->stage_s[s] = dur;
         if (infer_p2p_s(S->x[I->pool], s, b->tokens, &B->p2p_s[s], S->e))
             return -1;
-        double dur = t[s].total_s;
         double peak = peak_flops(S, P);
         double act = fmax(peak > 0 ? t[s].flops / (peak * dur) : 0,
                           t[s].bytes / (P->gpu->mem_bw_Bps * dur));
@@ -525,10 +650,17 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
         if (s == 0)
             I->busy_s += dur;
     }
-    /* host work before the launch, and swaps the scheduler ordered */
-    B->stage_s[0] += S->p->iteration_overhead_s +
-                     swap_s(S, I, b->swap_out_blocks, false) +
+    /* host work before the launch (what the GPU's previous iteration did
+     * not hide, when the engine overlaps them), and swaps the scheduler
+     * ordered */
+    double gpu = B->stage_s[0];
+    double host = host_s(S, b->n);
+    if (S->p->host.overlap)
+        host = fmax(0, host - gpu);
+    B->stage_s[0] += host + swap_s(S, I, b->swap_out_blocks, false) +
                      swap_s(S, I, b->swap_in_blocks, true);
+    I->host_s += host;
+    I->iter_s += B->stage_s[0];
     return S->failed ? -1 : 0;
 }
 
@@ -595,7 +727,10 @@ static void try_schedule(sim *S, inst *I)
     if (!B)
         return;
     plan b = {.ids = B->ids, .c = B->c};
-    policies[S->p->policy].pick(S, I, &b);
+    if (S->p->static_batch)
+        policy_static(S, I, &b);
+    else
+        policies[S->p->policy].pick(S, I, &b);
     if (b.n == 0) {
         /* a preemption without a batch still freed blocks */
         if (I->pool == 1)
@@ -644,6 +779,8 @@ static void finish(sim *S, inst *I, int id, int64_t now)
     S->left--;
     q->t_finish = now;
     I->outstanding--;
+    if (S->in->concurrency > 0)
+        send_next(S, now + ns(S->in->think_s));
 }
 
 /* A prefill replica's request leaves for a decode replica. */
@@ -900,19 +1037,57 @@ static void schedule_arrival(sim *S, int from)
         }
 }
 
+static void on_kick(engine *eng, void *ctx, uint64_t arg)
+{
+    sim *S = ctx;
+    (void)eng;
+    (void)arg;
+    S->kick_pending = false;
+    int n = S->narrived;
+    S->narrived = 0;
+    for (int i = 0; i < n; i++) {
+        inst *I = &S->inst[S->arrived[i]];
+        I->arrived_mark = false;
+        try_schedule(S, I);
+    }
+}
+
+/* Closed loop: a client sends the next request not yet sent (rejected
+ * ones, which never fit, end at once) at `at`. */
+static void send_next(sim *S, int64_t at)
+{
+    while (S->next_send < S->nreq) {
+        req *q = &S->r[S->next_send++];
+        if (q->state == R_FUTURE) {
+            q->t_arrive = at;
+            engine_at(S->eng, at, on_arrival, S,
+                      (uint64_t)(q - S->r));
+            return;
+        }
+    }
+}
+
 static void on_arrival(engine *eng, void *ctx, uint64_t arg)
 {
     sim *S = ctx;
     int id = (int)arg;
     req *q = &S->r[id];
-    (void)eng;
-    schedule_arrival(S, id + 1);
+    if (S->in->concurrency == 0)
+        schedule_arrival(S, id + 1);
     int d = routers[S->p->router].pick(S, 0);
     q->inst = d;
     q->state = R_WAITING;
-    S->inst[d].outstanding++;
-    deque_push(&S->inst[d].waiting, id);
-    try_schedule(S, &S->inst[d]);
+    inst *I = &S->inst[d];
+    I->outstanding++;
+    deque_push(&I->waiting, id);
+    if (!I->arrived_mark) {
+        I->arrived_mark = true;
+        S->arrived[S->narrived++] = d;
+    }
+    if (!S->kick_pending) {
+        S->kick_pending = true;
+        engine_at(eng, engine_now(eng) + 1, on_kick, S, 0);
+    }
 }
 
 /* ---- setup ------------------------------------------------------------- */
@@ -945,8 +1120,10 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
     for (int s = 0; s < P->pp; s++) {
         mem_result r;
         mem_infer_stage(m, &mi, o, s, &r);
-        double room = S->p->gpu_mem_util * P->gpu->memory_bytes -
-                      (r.weights + r.activations + r.cuda_context + r.nccl);
+        double fixed = r.weights + r.activations + r.cuda_context + r.nccl;
+        double room = S->p->mem_of_free
+                          ? S->p->gpu_mem_util * (P->gpu->memory_bytes - fixed)
+                          : S->p->gpu_mem_util * P->gpu->memory_bytes - fixed;
         double block = r.kv_per_token_gpu * S->p->block_size;
         long nb = room > 0 ? (long)floor(room / block) : 0;
         if (best < 0 || nb < best) {
@@ -993,6 +1170,7 @@ static int make_infer(sim *S, int pool)
                       .tp = P->tp, .pp = P->pp, .weight_dt = S->p->weight_dt,
                       .kv_dt = kv_dtype_of(S->p),
                       .quant_group = S->p->quant_group, .flash = S->p->flash,
+                      .decode_kv_per_q_head = S->p->decode_kv_per_q_head,
                       .free_comm = S->in->free_comm,
                       .max_tokens = S->p->max_batched_tokens +
                                     S->p->max_num_seqs};
@@ -1059,7 +1237,8 @@ static int build(sim *S)
     }
     S->inst = calloc((size_t)S->ninst, sizeof *S->inst);
     S->batch_first = calloc((size_t)S->ninst, sizeof(int));
-    if (!S->r || !S->inst || !S->batch_first)
+    S->arrived = calloc((size_t)S->ninst, sizeof(int));
+    if (!S->r || !S->inst || !S->batch_first || !S->arrived)
         return err_set(S->e, "out of memory");
     int nb = 0;
     for (int i = 0; i < S->ninst; i++) {
@@ -1120,6 +1299,7 @@ static void sim_free(sim *S)
         }
     free(S->batches);
     free(S->batch_first);
+    free(S->arrived);
     free(S->inst);
     free(S->r);
     free(S->itl);
@@ -1214,13 +1394,15 @@ static void pool_stats(sim *S, serve_result *r)
         const serve_pool *P = &S->in->pool[k];
         serve_pool_result *pr = &r->pool[k];
         int gpus = P->tp * P->pp * P->replicas;
-        double flops = 0, bytes = 0, busy = 0, area = 0;
+        double flops = 0, bytes = 0, busy = 0, area = 0, host = 0, iter = 0;
         for (int i = S->first[k]; i < S->first[k] + P->replicas; i++) {
             inst *I = &S->inst[i];
             kv_account(S, I);
             flops += I->flops;
             bytes += I->bytes;
             busy += I->busy_s;
+            host += I->host_s;
+            iter += I->iter_s;
             area += I->kv_area;
             dyn += I->dyn_j;
             pr->iterations += I->iterations;
@@ -1233,6 +1415,7 @@ static void pool_stats(sim *S, serve_result *r)
         pr->mfu = peak > 0 ? flops / (span * peak * gpus) : 0;
         pr->mbu = bytes / (span * P->gpu->mem_bw_Bps * gpus);
         pr->busy_fraction = busy / (span * P->replicas);
+        pr->host_fraction = iter > 0 ? host / iter : 0;
         pr->kv_util_mean = end > 0 ? area / ((double)end * pr->kv_blocks *
                                              P->replicas)
                                    : 0;
@@ -1476,7 +1659,11 @@ int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)
     admit_requests(&S);
     S.ev = in->events;
     announce_replicas(&S);
-    schedule_arrival(&S, 0);
+    if (in->concurrency > 0)
+        for (int c = 0; c < in->concurrency; c++)
+            send_next(&S, 0);
+    else
+        schedule_arrival(&S, 0);
     double last = in->nreq ? in->req[in->nreq - 1].arrival_s : 0;
     S.kv_dt_sample = (last > 0 ? last : 1) / (SERVE_KV_SAMPLES / 2);
     engine_at(S.eng, 0, on_sample, &S, 0);

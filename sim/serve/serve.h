@@ -28,6 +28,7 @@
 #include "model/model.h"
 #include "mem/mem.h"
 #include "hw/topo.h"
+#include "serve/eprof.h"
 #include "serve/wl.h"
 
 typedef enum { PREEMPT_RECOMPUTE, PREEMPT_SWAP, PREEMPT_COUNT } serve_preempt;
@@ -57,6 +58,7 @@ typedef struct serve_params {
     int policy, router;     /* indices into the tables */
     int block_size;         /* tokens per KV block */
     double gpu_mem_util;    /* vLLM gpu_memory_utilization */
+    bool mem_of_free;       /* the engine's: of what the weights leave */
     serve_preempt preempt;
     double swap_space_bytes; /* host memory per GPU for swapped blocks */
     dtype weight_dt, kv_dt; /* kv_dt DT_COUNT: 16-bit */
@@ -64,6 +66,12 @@ typedef struct serve_params {
     bool flash;
     double iteration_overhead_s; /* host time per iteration (scheduling,
                                     sampling, detokenizing), 0 = none */
+    /* the engine's (serve/eprof.h) */
+    serve_admit admit;
+    double reserve_ratio;   /* ADMIT_RESERVE */
+    bool static_batch;      /* no continuous batching (`generate`) */
+    bool decode_kv_per_q_head;
+    eprof_host host;
     bool kv_layerwise;      /* disaggregated: send KV as layers finish */
     double slo_ttft_s, slo_tpot_s; /* 0 = no objective */
 } serve_params;
@@ -110,6 +118,11 @@ typedef struct serve_input {
     serve_params p;
     const wl_request *req;
     int nreq;
+    /* closed loop: this many clients, each sending its next request (the
+     * next of req not yet sent, whatever its arrival_s) think_s after its
+     * last one finished; 0 = open loop, requests arrive at arrival_s */
+    int concurrency;
+    double think_s;
     bool free_comm;         /* communication takes no time (tests) */
     const serve_events *events; /* streamed to, or NULL */
     serve_request_result *out; /* [nreq] filled when not NULL */
@@ -131,6 +144,8 @@ typedef struct serve_pool_result {
     double weights_bytes;       /* one GPU of the largest stage */
     double mfu, mbu;            /* over the run, every GPU of the pool */
     double busy_fraction;       /* first stage busy / makespan */
+    double host_fraction;       /* of the iterations' time, the host's
+                                   that the GPU did not hide */
     double kv_util_mean, kv_util_peak;
     long iterations;
 } serve_pool_result;
@@ -147,6 +162,7 @@ typedef struct serve_result {
     double total_tokens_per_s;        /* prompt + output */
     double goodput_requests_per_s, slo_attainment;
     int requests_completed, requests_rejected;
+    int requests_truncated;           /* cut to the context (the caller's) */
     long preemptions, swaps_out;
     double makespan_s;                /* first arrival to last token */
     double output_tokens, prompt_tokens;

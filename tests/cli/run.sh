@@ -548,7 +548,7 @@ run 1 memory-lora-without-train -- memory --model llama-2-70b --gpu h100-sxm --l
 has '--lora-rank is a training option'
 
 # serving
-SV="serve --model llama-2-7b --cluster dgx-h100 --tp 1 --gpus 1"
+SV="serve --model llama-2-7b --cluster dgx-h100 --tp 1 --gpus 1 --allow-truncate"
 run 0 serve-one -- $SV --rate 1 --prompt-len 512 --output-len 64 --requests 20
 has 'TTFT ms'
 has 'throughput'
@@ -607,7 +607,7 @@ run 1 serve-bad-trace-no-csv -- $SV --trace tests/bad/trace-missing-column.csv -
 if [ -e "$tmp/none.csv" ] || [ -e "$tmp/none.json" ]; then bad "a failed run left an output file"; else ok; fi
 # a broken power table in a data directory of its own
 mkdir -p "$tmp/data/calib"
-for d in topologies models; do ln -s "$PWD/$d" "$tmp/data/$d"; done
+for d in topologies models stacks; do ln -s "$PWD/$d" "$tmp/data/$d"; done
 for f in calib/*; do ln -s "$PWD/$f" "$tmp/data/$f"; done
 rm "$tmp/data/calib/power.tsv"
 printf 'gpu\tidle_w\tidle_frac_of_tdp\tsource\nh100-sxm\t-75\t0\tbroken\n' >"$tmp/data/calib/power.tsv"

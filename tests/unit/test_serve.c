@@ -1,5 +1,6 @@
 /* Serving: closed forms of one request, queueing laws, KV-cache accounting
  * under pressure, disaggregated KV transfer on idle links, determinism. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "serve/infer.h"
@@ -344,6 +345,210 @@ static void test_deterministic(void **state)
     env_close(&v);
 }
 
+
+/* ---- the engine: host costs, launches, kernels, admission, clients ---- */
+
+/* One request, P-token prompt and O outputs: its TTFT and TPOT. */
+static void one(env *v, const serve_params *p, int P, int O, double *ttft,
+                double *tpot)
+{
+    wl_request rq = {0, P, O};
+    serve_input in = input(v, 1, 1, 1, &rq, 1);
+    in.p = *p;
+    serve_result r = run(&in);
+    *ttft = r.ttft.mean;
+    *tpot = r.tpot.mean;
+}
+
+/* Host time per iteration adds to the GPU's (fixed + per sequence), or
+ * with an overlapping engine only shows where it outlasts the GPU. */
+static void test_host_cost(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    serve_params p = input(&v, 1, 1, 1, NULL, 0).p;
+    double t0, d0, t1, d1, t2, d2, t3, d3;
+    one(&v, &p, 512, 8, &t0, &d0);
+    p.iteration_overhead_s = 1e-3;
+    p.host.per_seq_s = 1e-4;
+    one(&v, &p, 512, 8, &t1, &d1);
+    assert_close(t1, t0 + 1.1e-3, 1e-6);
+    assert_close(d1, d0 + 1.1e-3, 1e-6);
+    p.host.overlap = true; /* 1.1 ms hides under a 7B step on one A100 */
+    one(&v, &p, 512, 8, &t2, &d2);
+    assert_true(d0 > 1.1e-3);
+    assert_close(t2, t0, 1e-6);
+    assert_close(d2, d0, 1e-6);
+    p.iteration_overhead_s = 0.05; /* longer than the GPU's: it sets it */
+    one(&v, &p, 512, 8, &t3, &d3);
+    assert_close(d3, 0.05 + 1e-4, 1e-6);
+    env_close(&v);
+}
+
+/* Kernels launched one by one: a pass takes at least layers x kernels x
+ * launch time; decode batches within the CUDA-graph limit replay a graph
+ * and take the GPU's time alone (prefills never do). */
+static void test_launch_bound(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    serve_params p = input(&v, 1, 1, 1, NULL, 0).p;
+    double t0, d0, t1, d1, t2, d2;
+    one(&v, &p, 16, 8, &t0, &d0);
+    p.host.launch_s = 25e-6;
+    p.host.kernels_per_layer = 40;
+    double floor_s = v.m.layers * 40 * 25e-6; /* 32 ms for 32 layers */
+    one(&v, &p, 16, 8, &t1, &d1);
+    assert_true(d0 < floor_s && t0 < floor_s);
+    assert_close(d1, floor_s, 1e-6);
+    assert_close(t1, floor_s, 1e-6);
+    p.host.graph_max_batch = 8;
+    one(&v, &p, 16, 8, &t2, &d2);
+    assert_close(d2, d0, 1e-6);
+    assert_close(t2, floor_s, 1e-6);
+    env_close(&v);
+}
+
+/* A decode kernel without GQA grouping reads each KV head once per query
+ * head: the KV part of a decode step's traffic (what grows with the
+ * context) is heads / kv_heads times larger, 8x on Llama-2-70B. */
+static void test_decode_kv_per_q_head(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-70b");
+    int ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    double grow[2];
+    for (int k = 0; k < 2; k++) {
+        infer_setup s = {.m = &v.m, .gpu = v.t->gpu, .cost = &v.cost,
+                         .coll = &v.coll, .t = v.t, .routes = R(v.t),
+                         .ranks = ranks, .tp = 8, .pp = 1,
+                         .weight_dt = DT_FP16, .kv_dt = DT_FP16,
+                         .quant_group = 128, .flash = true, .max_tokens = 64,
+                         .decode_kv_per_q_head = k == 1};
+        llm_err e;
+        infer *x = infer_create(&s, &e);
+        assert_non_null(x);
+        infer_time a, b;
+        infer_batch s1 = {.decode_n = 16, .decode_context_sum = 16 * 1024.0,
+                          .logits = 16};
+        infer_batch s2 = s1;
+        s2.decode_context_sum = 16 * 8192.0;
+        assert_int_equal(infer_batch_time(x, &s1, &a, &e), 0);
+        assert_int_equal(infer_batch_time(x, &s2, &b, &e), 0);
+        grow[k] = b.bytes - a.bytes;
+        infer_destroy(x);
+    }
+    assert_close(grow[1] / grow[0], (double)v.m.heads / v.m.kv_heads, 1e-9);
+    env_close(&v);
+}
+
+/* 64 requests of 512 + 1024 tokens for a cache of ~3.5k tokens. */
+static serve_result pressure(env *v, serve_admit admit, int n,
+                             serve_request_result *out)
+{
+    wl_request req[256];
+    for (int i = 0; i < n; i++)
+        req[i] = (wl_request){0, 512, 1024};
+    serve_input in = input(v, 1, 1, 1, req, n);
+    in.p.gpu_mem_util = 0.19;
+    in.p.admit = admit;
+    in.out = out;
+    return run(&in);
+}
+
+/* TensorRT-LLM's guaranteed-no-evict: a request gets in only with room
+ * for its prompt and every output token, so nothing is ever preempted;
+ * vLLM's rule that a preempted request waits until its whole cache fits
+ * keeps preemptions below one per request where the old rule (back in
+ * with its next chunk's blocks) thrashed. */
+static void test_admission(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    const int n = 64;
+    serve_result ne = pressure(&v, ADMIT_NO_EVICT, n, NULL);
+    assert_int_equal(ne.requests_completed, n);
+    assert_int_equal(ne.preemptions, 0);
+    assert_true(ne.pool[0].kv_util_peak <= 1.0);
+    serve_result ch = pressure(&v, ADMIT_CHUNK, n, NULL);
+    assert_int_equal(ch.requests_completed, n);
+    assert_true(ch.preemptions > 0 && ch.preemptions <= 2 * n);
+    serve_result wh = pressure(&v, ADMIT_WHOLE, n, NULL);
+    assert_int_equal(wh.requests_completed, n);
+    assert_true(wh.preemptions <= 2 * n);
+    env_close(&v);
+}
+
+/* A closed loop: one client sends each request think_s after the last
+ * one's final token; with c clients never more than c are in the system. */
+static void test_closed_loop(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    const int n = 24;
+    wl_request req[24];
+    for (int i = 0; i < n; i++)
+        req[i] = (wl_request){1000.0 * i, 256 + 32 * i, 16 + i};
+    serve_request_result out[24];
+    for (int c = 1; c <= 4; c += 3) {
+        serve_input in = input(&v, 1, 1, 1, req, n);
+        in.concurrency = c;
+        in.think_s = 0.05;
+        in.out = out;
+        serve_result r = run(&in);
+        assert_int_equal(r.requests_completed, n);
+        for (int i = 0; i < n; i++) {
+            int inside = 0;
+            for (int j = 0; j < n; j++)
+                inside += out[j].arrival_s <= out[i].arrival_s &&
+                          out[i].arrival_s < out[j].finish_s;
+            assert_true(inside <= c);
+            if (c == 1 && i > 0)
+                assert_close(out[i].arrival_s, out[i - 1].finish_s + 0.05,
+                             1e-9);
+        }
+    }
+    env_close(&v);
+}
+
+/* Static batching (`generate`): the second batch starts only when the
+ * first one's longest sequence has ended; continuous batching starts a
+ * waiting request as soon as a sequence leaves. */
+static void test_static_batch(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    wl_request req[8];
+    for (int i = 0; i < 8; i++)
+        req[i] = (wl_request){0, 128, i % 4 == 3 ? 256 : 16};
+    serve_request_result out[8];
+    serve_result r[2];
+    for (int k = 0; k < 2; k++) {
+        serve_input in = input(&v, 1, 1, 1, req, 8);
+        in.p.max_num_seqs = 4;
+        in.p.policy = 1; /* prefill-first */
+        in.p.static_batch = k == 1;
+        in.out = out;
+        r[k] = run(&in);
+        double last = 0;
+        for (int i = 0; i < 4; i++)
+            last = fmax(last, out[i].finish_s);
+
+        if (k == 1)
+            assert_true(out[4].first_token_s > last);
+        else
+            assert_true(out[4].first_token_s < last);
+    }
+    assert_true(r[1].makespan_s > r[0].makespan_s);
+    env_close(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +564,12 @@ int main(void)
         cmocka_unit_test(test_disagg_layerwise),
         cmocka_unit_test(test_router),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_host_cost),
+        cmocka_unit_test(test_launch_bound),
+        cmocka_unit_test(test_decode_kv_per_q_head),
+        cmocka_unit_test(test_admission),
+        cmocka_unit_test(test_closed_loop),
+        cmocka_unit_test(test_static_batch),
     };
     return cmocka_run_group_tests_name("serve", tests, catalog_setup, catalog_teardown);
 }
