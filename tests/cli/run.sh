@@ -583,6 +583,29 @@ has 'decode GPUs'
 run 0 serve-rate-scale -- $SV --trace configs/traces/azure-llm-2023-conv.csv --requests 50 \
     --rate-scale 2 --json
 has '"requests_completed": 50,'
+# engines: a training stack is no engine (and back), a bad key names its line,
+# the engine's defaults give way to what the run sets
+run 1 serve-engine-is-stack -- $SV --rate 1 --prompt-len 64 --output-len 8 --requests 4 --engine megatron-core
+has 'megatron-core.cfg:1: kind: "training" is a training profile, for --stack'
+run 1 train-stack-is-engine -- train configs/train-llama2-7b-8xh100.cfg --stack vllm-v1
+has 'vllm-v1.cfg:[0-9]*: kind: "serving" is a serving profile, for --engine'
+printf 'kind = "serving";\ndisplay = "x";\nversion = "x";\nsource = "x";\nhost = { iteration_ms = -1.0; };\n' >"$tmp/bad-engine.cfg"
+run 1 serve-engine-bad-key -- $SV --rate 1 --prompt-len 64 --output-len 8 --requests 4 --engine "$tmp/bad-engine.cfg"
+has 'bad-engine.cfg:5: iteration_ms'
+run 1 serve-engine-unknown -- $SV --rate 1 --prompt-len 64 --output-len 8 --requests 4 --engine vllm-v9
+has 'unknown serving engine "vllm-v9"'
+run 0 serve-engine-trtllm -- $SV --engine trtllm-0.x --arrival offline --prompt-len 512 --output-len 64 --requests 16 --dtype fp8
+has 'engine trtllm-0.x'
+has 'admission no-evict'
+has 'KV fp8'
+run 0 serve-engine-flag-wins -- $SV --engine trtllm-0.x --arrival offline --prompt-len 512 --output-len 64 --requests 16 --admission chunk --block-size 16
+has 'admission chunk'
+has 'KV blocks of 16 tokens'
+run 1 serve-over-context -- serve --model llama-2-7b --cluster dgx-h100 --gpus 1 --rate 1 --prompt-len 4000 --output-len 200 --requests 2
+has 'request 1: 4000 prompt + 200 output tokens exceed the 4096-token context'
+run 0 serve-closed-loop -- $SV --concurrency 4 --prompt-len 256 --output-len 32 --requests 20 --json
+has '"concurrency": 4,'
+has '"requests_completed": 20,'
 run 0 serve-swap -- $SV --gpu-mem-util 0.19 --preemption swap --arrival offline \
     --prompt-len 512 --output-len 1024 --requests 64
 has 'preemptions        [1-9][0-9]* \([1-9]'
