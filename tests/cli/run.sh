@@ -602,7 +602,7 @@ run 0 serve-engine-flag-wins -- $SV --engine trtllm-0.x --arrival offline --prom
 has 'admission chunk'
 has 'KV blocks of 16 tokens'
 run 1 serve-over-context -- serve --model llama-2-7b --cluster dgx-h100 --gpus 1 --rate 1 --prompt-len 4000 --output-len 200 --requests 2
-has 'request 1: 4000 prompt + 200 output tokens exceed the 4096-token context'
+has 'request 1: 4000 prompt \+ 200 output tokens exceed the 4096-token context'
 run 0 serve-closed-loop -- $SV --concurrency 4 --prompt-len 256 --output-len 32 --requests 20 --json
 has '"concurrency": 4,'
 has '"requests_completed": 20,'
