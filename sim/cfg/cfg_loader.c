@@ -129,24 +129,33 @@ int cfg_load_model_named(const char *arg, model_spec *m, llm_err *e)
                    arg, hint, cfg_datadir());
 }
 
+/* A profile in stacks/ by name or path into p, or an error naming the
+ * flag ("--stack"), what it takes and the command whose help lists them. */
+static int profile_path(const char *flag, const char *what, const char *cmd,
+                        const char *arg, char *p, size_t len, llm_err *e)
+{
+    char hint[160];
+    if (data_file("stacks", arg, p, len, hint, sizeof hint) == 0)
+        return 0;
+    return err_set(e, "%s: unknown %s \"%s\"%s (expected a name from "
+                      "%s/stacks/ or a .cfg path; `llmsim help %s` lists "
+                      "them)", flag, what, arg, hint, cfg_datadir(), cmd);
+}
+
 int cfg_load_stack_named(const char *arg, stack_spec *s, llm_err *e)
 {
-    char p[PATH_MAX + 128], hint[160];
-    if (data_file("stacks", arg, p, sizeof p, hint, sizeof hint) == 0)
-        return cfg_load_stack(p, s, e);
-    return err_set(e, "--stack: unknown software stack \"%s\"%s (expected "
-                      "a name from %s/stacks/ or a .cfg path; `llmsim help "
-                      "train` lists them)", arg, hint, cfg_datadir());
+    char p[PATH_MAX + 128];
+    return profile_path("--stack", "software stack", "train", arg, p,
+                        sizeof p, e) ||
+           cfg_load_stack(p, s, e);
 }
 
 int cfg_load_engine_named(const char *arg, eprof *s, llm_err *e)
 {
-    char p[PATH_MAX + 128], hint[160];
-    if (data_file("stacks", arg, p, sizeof p, hint, sizeof hint) == 0)
-        return cfg_load_engine(p, s, e);
-    return err_set(e, "--engine: unknown serving engine \"%s\"%s (expected "
-                      "a name from %s/stacks/ or a .cfg path; `llmsim help "
-                      "serve` lists them)", arg, hint, cfg_datadir());
+    char p[PATH_MAX + 128];
+    return profile_path("--engine", "serving engine", "serve", arg, p,
+                        sizeof p, e) ||
+           cfg_load_engine(p, s, e);
 }
 
 const gpu_spec *cfg_find_gpu(gpu_catalog *c, const char *arg, llm_err *e)

@@ -134,6 +134,30 @@ static int profile_kind(cfgu *c, const config_setting_t *r, int want)
     return 0;
 }
 
+/* What every profile starts with: its kind, no unknown key, and its name
+ * (the file's by default), display name, version and sources. */
+typedef struct profile_head {
+    char *name, *display, *version, *source;
+    size_t name_len, display_len, version_len, source_len;
+} profile_head;
+
+static int load_head(cfgu *c, const config_setting_t *r, int kind,
+                     const char *const *keys, int nkeys, const char *path,
+                     const profile_head *h)
+{
+    util_basename_id(path, h->name, h->name_len);
+    return profile_kind(c, r, kind) || cfgu_check_keys(c, r, keys, nkeys) ||
+           cfgu_str(c, r, "name", false, h->name, h->name_len) ||
+           cfgu_str(c, r, "display", true, h->display, h->display_len) ||
+           cfgu_str(c, r, "version", true, h->version, h->version_len) ||
+           cfgu_str(c, r, "source", true, h->source, h->source_len);
+}
+
+#define PROFILE_HEAD(s)                                                      \
+    ((profile_head){(s)->name, (s)->display, (s)->version, (s)->source,     \
+                    sizeof (s)->name, sizeof (s)->display,                  \
+                    sizeof (s)->version, sizeof (s)->source})
+
 int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
 {
     *s = stack_defaults();
@@ -145,13 +169,8 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
         goto out;
     const config_setting_t *r = config_root_setting(&cfg);
     config_setting_t *k, *o, *f, *z, *cp, *dd;
-    util_basename_id(path, s->name, sizeof s->name);
-    if (profile_kind(&c, r, 0) ||
-        cfgu_check_keys(&c, r, stack_keys, COUNT(stack_keys)) ||
-        cfgu_str(&c, r, "name", false, s->name, sizeof s->name) ||
-        cfgu_str(&c, r, "display", true, s->display, sizeof s->display) ||
-        cfgu_str(&c, r, "version", true, s->version, sizeof s->version) ||
-        cfgu_str(&c, r, "source", true, s->source, sizeof s->source) ||
+    profile_head h = PROFILE_HEAD(s);
+    if (load_head(&c, r, 0, stack_keys, COUNT(stack_keys), path, &h) ||
         load_attention(&c, r, s) || cfgu_group(&c, r, "kernels", &k) ||
         cfgu_group(&c, r, "optimizer", &o) || cfgu_group(&c, r, "fp8", &f) ||
         cfgu_group(&c, r, "fsdp", &z) || cfgu_group(&c, r, "compiled", &cp) ||
@@ -245,13 +264,8 @@ int cfg_load_engine(const char *path, eprof *s, llm_err *e)
         goto out;
     const config_setting_t *r = config_root_setting(&cfg);
     config_setting_t *sc, *h, *k, *kv;
-    util_basename_id(path, s->name, sizeof s->name);
-    if (profile_kind(&c, r, 1) ||
-        cfgu_check_keys(&c, r, engine_keys, COUNT(engine_keys)) ||
-        cfgu_str(&c, r, "name", false, s->name, sizeof s->name) ||
-        cfgu_str(&c, r, "display", true, s->display, sizeof s->display) ||
-        cfgu_str(&c, r, "version", true, s->version, sizeof s->version) ||
-        cfgu_str(&c, r, "source", true, s->source, sizeof s->source) ||
+    profile_head ph = PROFILE_HEAD(s);
+    if (load_head(&c, r, 1, engine_keys, COUNT(engine_keys), path, &ph) ||
         cfgu_group(&c, r, "scheduler", &sc) || cfgu_group(&c, r, "host", &h) ||
         cfgu_group(&c, r, "kernels", &k) || cfgu_group(&c, r, "kv", &kv) ||
         (sc && load_sched(&c, sc, s)) || (h && load_host(&c, h, s)))
