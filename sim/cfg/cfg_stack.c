@@ -255,7 +255,8 @@ static int load_host(cfgu *c, const config_setting_t *g, eprof *s)
 
 int cfg_load_engine(const char *path, eprof *s, llm_err *e)
 {
-    *s = eprof_defaults();
+    serve_params d = exp_serve_params_defaults();
+    *s = eprof_defaults(&d);
     cfgu c = {.file = path, .e = e};
     config_t cfg;
     config_init(&cfg);

@@ -1,20 +1,21 @@
 /* eprof — the defaults of a serving-engine profile. */
 #include "serve/eprof.h"
 
+#include "serve/serve.h"
+
 const char *const serve_admit_names[ADMIT_COUNT] = {"chunk", "whole",
                                                     "no-evict", "reserve"};
 
-eprof eprof_defaults(void)
+eprof eprof_defaults(const serve_params *p)
 {
-    /* vLLM's engine arguments (vllm/engine/arg_utils.py): max_num_seqs
-     * 256, block_size 16, gpu_memory_utilization 0.9; V1's chunked prefill
-     * with an 8192-token budget; preemption by recompute */
-    return (eprof){.max_num_seqs = 256,
-                   .max_batched_tokens = 8192,
-                   .block_size = 16,
-                   .policy = 0,
-                   .preempt = 0,
-                   .admit = ADMIT_CHUNK,
-                   .gpu_mem_util = 0.9,
+    return (eprof){.max_num_seqs = p->max_num_seqs,
+                   .max_batched_tokens = p->max_batched_tokens,
+                   .chunk = p->chunk,
+                   .block_size = p->block_size,
+                   .policy = p->policy,
+                   .preempt = p->preempt,
+                   .admit = p->admit,
+                   .gpu_mem_util = p->gpu_mem_util,
+                   .iteration_overhead_s = p->iteration_overhead_s,
                    .reserve_ratio = 1};
 }

@@ -71,8 +71,11 @@ typedef struct eprof {
     eprof_host host;
 } eprof;
 
-/* vLLM V1's defaults with no host cost: the engine the simulator ran
- * before engines were profiles, and what a profile's missing keys take. */
-eprof eprof_defaults(void);
+struct serve_params;
+
+/* What a profile's missing keys take: the serving settings' own defaults
+ * (p, from the settings table: vLLM V1's), no host cost, nothing else of
+ * an engine's. */
+eprof eprof_defaults(const struct serve_params *p);
 
 #endif
