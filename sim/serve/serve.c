@@ -70,9 +70,9 @@ typedef struct inst {
     double busy_s, flops, bytes, dyn_j;
     double iter_s, host_s; /* iterations' time on stage 0; the host's part */
     long iterations;
-    /* static batching: the batch's size and longest sequence, which every
-     * iteration pads to until its last sequence ends */
-    int static_n, static_len;
+    /* static batching: the batch's size, which every decode step pads to
+     * until its last sequence ends */
+    int static_n;
     bool arrived_mark; /* in sim.arrived */
 } inst;
 
@@ -354,16 +354,18 @@ static void resume_swapped(sim *S, inst *I, plan *b)
 /* Tokens the running requests may still write under ADMIT_RESERVE:
  * reserve_ratio of each one's output not yet generated, less what its
  * blocks already hold beyond its cache. */
+static double reserve_gap(const sim *S, const req *q)
+{
+    double want = q->prompt + S->p->reserve_ratio * q->output;
+    double held = (double)q->blocks * S->p->block_size;
+    return want > held ? want - held : 0;
+}
+
 static double reserved_tokens(const sim *S, const inst *I)
 {
     double t = 0;
-    for (int i = 0; i < I->nrun; i++) {
-        const req *q = &S->r[I->running[i]];
-        double want = q->prompt + S->p->reserve_ratio * q->output;
-        double held = (double)q->blocks * S->p->block_size;
-        if (want > held)
-            t += want - held;
-    }
+    for (int i = 0; i < I->nrun; i++)
+        t += reserve_gap(S, &S->r[I->running[i]]);
     return t;
 }
 
@@ -371,7 +373,8 @@ static double reserved_tokens(const sim *S, const inst *I)
  * engine's admission rule keeps it waiting.  A request preempted before
  * comes back only when its whole cache fits: it waits until it can run
  * instead of thrashing in and out (vLLM). */
-static int admit_blocks(const sim *S, const inst *I, const req *q, int c)
+static int admit_blocks(const sim *S, const inst *I, const req *q, int c,
+                        double reserved)
 {
     int room = I->free_blocks - S->watermark[I->pool];
     int chunk = blocks_for(S, q->computed + c) - q->blocks;
@@ -385,8 +388,7 @@ static int admit_blocks(const sim *S, const inst *I, const req *q, int c)
         return whole <= room ? whole : -1;
     case ADMIT_RESERVE: {
         double want = q->prompt + S->p->reserve_ratio * q->output;
-        double free_tokens = (double)room * S->p->block_size -
-                             reserved_tokens(S, I);
+        double free_tokens = (double)room * S->p->block_size - reserved;
         return want <= free_tokens && chunk <= room ? chunk : -1;
     }
     default:
@@ -402,20 +404,30 @@ static int admit_blocks(const sim *S, const inst *I, const req *q, int c)
  * joins an iteration that preempted (vLLM V1). */
 static void admit_waiting(sim *S, inst *I, plan *b, int budget, bool whole)
 {
+    double reserved = 0;
+    bool have_reserved = false;
     while (I->waiting.n > 0 && I->nrun < S->p->max_num_seqs &&
            b->tokens < budget && I->nswap == 0 && b->preempted == 0) {
+        /* ADMIT_RESERVE: what the running requests may still write, summed
+         * once and grown by each one admitted (the same sum, in order) */
+        if (!have_reserved && S->p->admit == ADMIT_RESERVE) {
+            reserved = reserved_tokens(S, I);
+            have_reserved = true;
+        }
         int id = deque_at(&I->waiting, 0);
         req *q = &S->r[id];
         int c = chunk_of(q, budget - b->tokens);
         if (whole && c < len_of(q) - q->computed)
             break;
-        int need = admit_blocks(S, I, q, c);
+        int need = admit_blocks(S, I, q, c, reserved);
         if (need < 0)
             break;
         deque_pop(&I->waiting);
         blocks_take(S, I, q, need);
         q->state = R_RUNNING;
         I->running[I->nrun++] = id;
+        if (have_reserved)
+            reserved += reserve_gap(S, q);
         plan_add(S, b, id, c);
     }
 }
@@ -471,12 +483,6 @@ static void policy_static(sim *S, inst *I, plan *b)
     if (I->nrun == 0 && I->inflight == 0) {
         admit_waiting(S, I, b, S->p->max_batched_tokens, true);
         I->static_n = b->n;
-        I->static_len = 0;
-        for (int i = 0; i < b->n; i++) {
-            const req *q = &S->r[b->ids[i]];
-            if (q->prompt + q->output > I->static_len)
-                I->static_len = q->prompt + q->output;
-        }
         return;
     }
     if (b->n == 0)
@@ -570,8 +576,8 @@ static double peak_flops(const sim *S, const serve_pool *P)
 }
 
 /* Static batching pads: every prompt to the longest, and every decode step
- * to the batch's size at the longest context, finished sequences included
- * (`generate` stops when the last one does). */
+ * to the batch's size, finished sequences included (`generate` stops when
+ * the last one does), each at the mean context of those still decoding. */
 static void pad_static(const inst *I, infer_chunk *chunks, int np, int *nd,
                        double *dsum, int *logits)
 {
@@ -582,8 +588,8 @@ static void pad_static(const inst *I, infer_chunk *chunks, int np, int *nd,
     for (int i = 0; i < np; i++)
         chunks[i] = (infer_chunk){q, ctx};
     if (np == 0 && *nd > 0) {
-        double longest = *dsum / *nd; /* a lower bound; padded below */
-        *dsum = (double)I->static_n * fmax(longest, 1);
+        double mean = *dsum / *nd;
+        *dsum = (double)I->static_n * fmax(mean, 1);
         *nd = I->static_n;
         *logits = I->static_n;
     }
