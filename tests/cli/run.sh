@@ -923,6 +923,15 @@ corpus serve-trace-and-rate "$B/serve-trace-and-rate.cfg:7: workload.rate: given
     serve $B/serve-trace-and-rate.cfg --csv "$O.csv"
 corpus serve-replicas-and-disagg "$B/serve-replicas-and-disagg.cfg:4: serving.prefill_replicas: given with .*serving.replicas" \
     serve $B/serve-replicas-and-disagg.cfg --csv "$O.csv"
+corpus serve-concurrency-and-rate "$B/serve-concurrency-and-rate.cfg:7: workload.rate: given with $B/serve-concurrency-and-rate.cfg:6: workload.concurrency" \
+    serve $B/serve-concurrency-and-rate.cfg --csv "$O.csv"
+corpus engine-bad-value "$B/engine-bad-value.cfg:7: admission: unknown value \"greedy\"" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-bad-value.cfg --csv "$O.csv"
+corpus engine-training-kind "$B/engine-training-kind.cfg:2: kind: \"training\" is a training profile" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-training-kind.cfg --csv "$O.csv"
+corpus serve-over-context "request 1: 4000 prompt \+ 200 output tokens exceed the 4096-token context" \
+    serve --model llama-2-7b --cluster dgx-h100 --gpus 1 --rate 1 --prompt-len 4000 \
+    --output-len 200 --requests 2 --csv "$O.csv"
 corpus compare-duplicate-name "$B/compare-duplicate-name.cfg:18: name: \"dgx-h100\" names line 17" \
     compare $B/compare-duplicate-name.cfg --png "$O.png"
 # the same contradictions given as flags, at one level: both named
