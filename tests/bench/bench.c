@@ -163,8 +163,9 @@ static void bench_train(const char *what, const char *model_name,
         return;
     }
     net_routes *rt = net_routes_create(t);
-    train_input in = {&m, &p, t, rt, t->gpu, &cc, &kc, &ov, false, false, NULL,
-                      NULL, 0};
+    train_input in = {.m = &m, .plan = &p, .t = t, .routes = rt,
+                      .gpu = t->gpu, .cost = &cc, .coll = &kc,
+                      .overhead = &ov};
     train_result r;
     search_result sr;
     double t0 = now_s();
