@@ -2,26 +2,31 @@
 # Writes docs/validation.md from a validation report: the page that says
 # how close llmsim's predictions are to published measurements.
 #
-#   sh tests/validate-doc.sh REPORT DOC [LARGE [TRAINING]]
+#   sh tests/validate-doc.sh REPORT DOC [LARGE [ROLES]]
 #
 # REPORT is validation-report.tsv (tests/validate.sh); LARGE, when given,
 # lists the ids of the collective cases of 256 MiB and more, one per line;
-# TRAINING is the training suite (default tests/validation/training.tsv),
-# read for the stack and the role (fit or check) of each training case.
+# ROLES is the training and serving suites in one file (default
+# tests/validation/training.tsv then serving.tsv), read for the stack or
+# engine and the role (fit or check) of each case.
 # The page depends on nothing else (no date, no path, no host), so the
 # same report gives the same bytes; it is written to a temporary name and
 # renamed.
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then
-    echo "usage: validate-doc.sh REPORT DOC [LARGE [TRAINING]]" >&2
+    echo "usage: validate-doc.sh REPORT DOC [LARGE [ROLES]]" >&2
     exit 2
 fi
 report=$1 doc=$2 large=${3:-/dev/null}
-training=${4:-$(dirname "$0")/validation/training.tsv}
-[ -r "$training" ] || training=/dev/null
+roles=${4:-} own=
+if [ -z "$roles" ]; then
+    roles=$(mktemp) || exit 2
+    own=$roles
+    cat "$(dirname "$0")/validation/training.tsv" "$(dirname "$0")/validation/serving.tsv" >"$roles" 2>/dev/null
+fi
 stats=$(cat "$(dirname "$0")/validate-stats.awk") || exit 2
 mkdir -p "$(dirname "$doc")" || exit 2
 tmp=$(mktemp "$doc.tmp.XXXXXX") || exit 2
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" $own' EXIT
 
 awk -F'\t' "$stats"'
 # a table cell: a "|" would end it
@@ -96,7 +101,7 @@ FNR == 1 { next }
     add(s SUBSEP $3, $2, $6)
     if ($2 in big) add(SUBSEP "large", $2, $6)
     if (!simulated($6)) nbad[s]++
-    if (s == "training" && $2 in stackof) {
+    if ($2 in stackof) {
         hasrole[s] = 1
         st = stackof[$2]
         if (!((s, st) in seenst)) { seenst[s, st] = 1; stk[s, ++nst[s]] = st }
@@ -154,10 +159,11 @@ END {
         for (j = 1; j <= nm[s]; j++) stat_row(cell(metric[s, j]), s SUBSEP metric[s, j])
         if (hasrole[s]) {
             print ""
-            print "By software stack, the cases that fit the model apart from those that check it"
+            kind = s == "serving" ? "engine" : "stack"
+            printf "By software %s, the cases that fit the model apart from those that check it\n", s == "serving" ? "(serving engine)" : "stack"
             print "(the rule that assigns the roles is in the header of the suite file):"
             print ""
-            print "| stack | fit cases | fit median \\|error\\| | fit worst \\|error\\| | check cases | check median \\|error\\| | check worst \\|error\\| |"
+            print "| " kind " | fit cases | fit median \\|error\\| | fit worst \\|error\\| | check cases | check median \\|error\\| | check worst \\|error\\| |"
             print "|---|--:|--:|--:|--:|--:|--:|"
             for (j = 1; j <= nst[s]; j++) {
                 rolecells(s SUBSEP stk[s, j])
@@ -168,7 +174,7 @@ END {
         }
         print ""
         if (hasrole[s]) {
-            print "| case | stack | role | metric | measured | predicted | error | source |"
+            print "| case | " kind " | role | metric | measured | predicted | error | source |"
             print "|---|---|---|---|--:|--:|--:|---|"
         } else {
             print "| case | metric | measured | predicted | error | source |"
@@ -187,4 +193,4 @@ END {
         print ""
         for (j = 1; j <= nsrc[s]; j++) printf "%d. %s\n", j, srcname[s, j]
     }
-}' "$large" "$training" "$report" >"$tmp" && mv "$tmp" "$doc" || exit 2
+}' "$large" "$roles" "$report" >"$tmp" && mv "$tmp" "$doc" || exit 2

@@ -158,11 +158,11 @@ training() {
 serving() {
     f=tests/validation/serving.tsv
     [ -f "$f" ] || return 0
-    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite model cluster args extra pick metric measured unit source notes; do
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite engine role model cluster args extra pick metric measured unit source notes; do
         [ -n "$id" ] || continue
         # $args is split on blanks on purpose: it is the rest of the command line
         # shellcheck disable=SC2086
-        set -- --model "$model" --cluster "$cluster" $args --json
+        set -- --model "$model" --cluster "$cluster" --engine "$engine" $args --json
         if [ "$extra" != - ]; then
             # settings with no option (quant_group) go through an experiment
             # file; the command line overrides everything else in it
@@ -246,9 +246,13 @@ END {
     if (bad) printf "%d cases could not be simulated\n", bad
 }' "$large" "$out"
 
-# training by stack, the fit cases apart from the check cases (the role rule
-# is in the header of tests/validation/training.tsv)
-awk -F'\t' "$(cat tests/validate-stats.awk)"'
+# training by stack and serving by engine, the fit cases apart from the
+# check cases (the role rule is in the headers of the suite files)
+roles=$(mktemp) || exit 1
+trap 'rm -f "$tmp" "$large" "$exp" "$roles"' EXIT
+cat tests/validation/training.tsv tests/validation/serving.tsv >"$roles"
+for s in training serving; do
+    awk -F'\t' -v suite="$s" "$(cat tests/validate-stats.awk)"'
 function line(name, g,    k, i, r, j, c) {
     printf "  %-14s", name
     for (i = 1; i <= 2; i++) {
@@ -262,7 +266,7 @@ function line(name, g,    k, i, r, j, c) {
     printf "\n"
 }
 FILENAME == ARGV[1] { if ($0 !~ /^#/ && $1 != "id" && $1 != "") { st[$1] = $3; ro[$1] = $4 }; next }
-FNR == 1 || $1 != "training" { next }
+FNR == 1 || $1 != suite { next }
 {
     s = ($2 in st) ? st[$2] : "?"; r = ro[$2]
     if (!(s in seen)) { seen[s] = 1; order[++ns] = s }
@@ -276,13 +280,14 @@ FNR == 1 || $1 != "training" { next }
 }
 END {
     if (!ns) exit
-    printf "\ntraining by stack (role rule: tests/validation/training.tsv)\n"
-    printf "  %-14s %-47s %s\n", "stack", "fit: cases, nan, median |error|, worst", "check: the same"
+    printf "\n%s by %s (role rule: tests/validation/%s.tsv)\n", suite, suite == "training" ? "stack" : "engine", suite
+    printf "  %-14s %-47s %s\n", suite == "training" ? "stack" : "engine", "fit: cases, nan, median |error|, worst", "check: the same"
     for (i = 1; i <= ns; i++) line(order[i], order[i])
     line("all", SUBSEP "all")
-}' tests/validation/training.tsv "$out"
+}' "$roles" "$out"
+done
 echo "report: $out"
-sh tests/validate-doc.sh "$out" "$doc" "$large" tests/validation/training.tsv || exit 2
+sh tests/validate-doc.sh "$out" "$doc" "$large" "$roles" || exit 2
 echo "page: $doc"
 echo
 

@@ -15,8 +15,7 @@
 # on the command line that runs it.
 #
 # It also checks the role column against the rule of the suite's header
-# (within each stack, by id: the 1st, 4th, 7th, ... case fit, the others
-# check) and fails on a row that disagrees.
+# (tests/validation-roles.sh) and fails on a row that disagrees.
 set -eu
 out=${1:-configs/validation}
 L=${LLMSIM:-./llmsim}
@@ -52,16 +51,7 @@ cat >>"$keys" <<'EOF'
 EOF
 
 # the roles by the rule, against the table
-bad=$(grep -v '^#' "$tsv" | tail -n +2 | awk -F'\t' '$1 != "" { print $3 "\t" $1 "\t" $4 }' |
-    LC_ALL=C sort -t '	' -k1,1 -k2,2 | awk -F'\t' '
-    { i = ($1 == last) ? i + 1 : 0; last = $1
-      want = (i % 3 == 0) ? "fit" : "check"
-      if ($3 != want) printf "  %s (stack %s): role %s, the rule says %s\n", $2, $1, $3, want }')
-if [ -n "$bad" ]; then
-    echo "validation-configs: $tsv: roles that break the rule of its header:" >&2
-    echo "$bad" >&2
-    exit 1
-fi
+sh "$(dirname "$0")/validation-roles.sh" "$tsv"
 
 mkdir -p "$out"
 grep -v '^#' "$tsv" | tail -n +2 | awk -F'\t' -v out="$out" -v keys="$keys" '

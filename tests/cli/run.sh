@@ -486,6 +486,9 @@ if [ "$n_ok" -eq "$n_all" ] && { [ -n "${LLMSIM:-}" ] || [ "$n_ok" -ge 60 ]; }; 
 sh tests/validation-configs.sh "$tmp/vcfg" &&
     if diff -r "$tmp/vcfg" configs/validation >/dev/null; then ok; else
         bad "configs/validation is stale: run sh tests/validation-configs.sh"; fi
+# the serving suite's fit/check roles keep the rule of its header
+if sh tests/validation-roles.sh tests/validation/serving.tsv; then ok; else
+    bad "tests/validation/serving.tsv: a role breaks the rule"; fi
 run 0 train-overlap-param-gather -- train configs/train-llama2-7b-8xh100.cfg \
     --set parallel.overlap_param_gather=true --json
 has '"step_time_s": '
