@@ -177,7 +177,7 @@ static const char *const form_factors[] = {"sxm", "pcie", "consumer"};
 static int load_tflops(cfgu *c, const config_setting_t *t, gpu_spec *g)
 {
     static const dtype map[] = {DT_FP64, DT_COUNT, DT_FP32, DT_TF32, DT_FP16,
-                                DT_BF16, DT_FP8,   DT_INT8, DT_INT4, DT_COUNT};
+                                DT_BF16, DT_FP8,   DT_INT8, DT_INT4, DT_FP4};
     if (cfgu_check_keys(c, t, tflops_keys, COUNT(tflops_keys)))
         return -1;
     for (int i = 0; i < COUNT(tflops_keys); i++) {
@@ -186,8 +186,6 @@ static int load_tflops(cfgu *c, const config_setting_t *t, gpu_spec *g)
             return -1;
         if (strcmp(tflops_keys[i], "fp64_tensor") == 0)
             g->fp64_tensor_flops = v * 1e12;
-        else if (strcmp(tflops_keys[i], "fp4") == 0)
-            g->fp4_flops = v * 1e12;
         else
             g->peak_flops[map[i]] = v * 1e12;
     }

@@ -445,7 +445,8 @@ static void engine_defaults(const exp_serve *x, const eprof *en,
         p->admit = en->admit;
     if (left_default(x, "iteration-overhead-ms"))
         p->iteration_overhead_s = en->iteration_overhead_s;
-    if (p->kv_dt == DT_COUNT && p->weight_dt == DT_FP8 && en->fp8_kv_with_fp8)
+    if (p->kv_dt == DT_COUNT && en->fp8_kv_with_fp8 &&
+        (p->weight_dt == DT_FP8 || p->weight_dt == DT_FP4))
         p->kv_dt = DT_FP8;
     p->reserve_ratio = en->reserve_ratio;
     p->static_batch = en->static_batch;

@@ -32,10 +32,10 @@ _Static_assert(sizeof(plan_loss) == sizeof(int), "enum is an int");
 
 static const char *const train_dtypes[] = {"bf16", "fp16", "fp8", "fp32"};
 static const char *const serve_dtypes[] = {"fp16", "bf16", "fp8", "int8",
-                                           "int4"};
+                                           "int4", "fp4"};
 static const char *const serve_kv_dtypes[] = {"fp16", "bf16", "fp8"};
 static const char *const infer_dtypes[] = {"fp32", "fp16", "bf16", "fp8",
-                                           "int8", "int4"};
+                                           "int8", "int4", "fp4"};
 static const char *const infer_kv_dtypes[] = {"fp32", "fp16", "bf16", "fp8",
                                               "int8"};
 
@@ -306,7 +306,8 @@ const setting settings_table[] = {
      .at = {SERVE("serving.swap_space_gib", p.swap_space_bytes)}},
     {.flag = "dtype", .type = SET_DTYPE, NAMES(serve_dtypes),
      .dflt_help = "the model's 16-bit dtype",
-     .help = "weights (int8/int4: weight-only, 16-bit GEMMs)",
+     .help = "weights (int8/int4: weight-only, 16-bit GEMMs; fp4: NVFP4 "
+             "weights and GEMMs, Blackwell)",
      .at = {SERVE("serving.dtype", p.weight_dt)}},
     {.flag = "kv-dtype", .type = SET_DTYPE, NAMES(serve_kv_dtypes),
      .dflt_help = "16-bit; FP8 with FP8 weights where the engine does so "

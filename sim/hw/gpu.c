@@ -37,7 +37,7 @@ bool gpu_supports_dtype(const gpu_spec *g, dtype d, const char **why)
     static const char *const missing[DT_COUNT] = {
         [DT_BF16] = "no BF16 support",   [DT_TF32] = "no TF32 support",
         [DT_FP8] = "no FP8 tensor cores", [DT_INT8] = "no INT8 tensor cores",
-        [DT_INT4] = "no INT4 tensor cores",
+        [DT_INT4] = "no INT4 tensor cores", [DT_FP4] = "no FP4 tensor cores",
     };
     bool ok;
     switch (d) {
@@ -49,6 +49,9 @@ bool gpu_supports_dtype(const gpu_spec *g, dtype d, const char **why)
         break;
     case DT_FP8:
         ok = gpu_has(g, GPU_CAP_FP8);
+        break;
+    case DT_FP4:
+        ok = gpu_has(g, GPU_CAP_FP4);
         break;
     default:
         ok = true; /* fp64/fp32/fp16 everywhere; int8/int4 weight-only

@@ -31,7 +31,6 @@ typedef struct gpu_spec {
     /* dense peak FLOP/s per dtype; 0 = unsupported on tensor cores */
     double peak_flops[DT_COUNT];
     double fp64_tensor_flops;
-    double fp4_flops; /* Blackwell; no fp4 dtype in the cost model yet */
     int nvlink_gen, nvlink_links;
     double nvlink_Bps; /* total bidirectional per GPU */
     int pcie_gen, pcie_lanes;

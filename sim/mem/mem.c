@@ -636,6 +636,9 @@ static double quantized_bytes(const plan_infer *p, const model_tensor *t,
         return numel_gpu * (1.0 + 2.0 / (double)t->rows);
     case DT_FP8:
         return numel_gpu + 4.0; /* per-tensor fp32 scale */
+    case DT_FP4:
+        /* NVFP4 block scales (in dtype_bytes) + per-tensor fp32 scale */
+        return numel_gpu * dtype_bytes(DT_FP4) + 4.0;
     default:
         return numel_gpu * dtype_bytes(p->weight_dtype);
     }

@@ -108,6 +108,7 @@ ROW(r_fp16, tf(b, n, g->peak_flops[DT_FP16]))
 ROW(r_bf16, tf(b, n, g->peak_flops[DT_BF16]))
 ROW(r_fp8, tf(b, n, g->peak_flops[DT_FP8]))
 ROW(r_int8, tf(b, n, g->peak_flops[DT_INT8]))
+ROW(r_fp4, tf(b, n, g->peak_flops[DT_FP4]))
 ROW(r_nvl, if (g->nvlink_gen) snprintf(b, n, "gen%d x%d, %.0f GB/s",
                                         g->nvlink_gen, g->nvlink_links,
                                         g->nvlink_Bps / 1e9);
@@ -141,7 +142,8 @@ static const struct {
     {"FP64 TFLOP/s", r_fp64},       {"FP32 TFLOP/s", r_fp32},
     {"TF32 tensor TFLOP/s", r_tf32}, {"FP16 tensor TFLOP/s", r_fp16},
     {"BF16 tensor TFLOP/s", r_bf16}, {"FP8 tensor TFLOP/s", r_fp8},
-    {"INT8 tensor TOPS", r_int8},   {"NVLink", r_nvl},
+    {"INT8 tensor TOPS", r_int8},   {"FP4 tensor TFLOP/s", r_fp4},
+    {"NVLink", r_nvl},
     {"PCIe", r_pcie},               {"TDP", r_tdp},
     {"ECC", r_ecc},                 {"price (USD)", r_price},
     {"BF16 / FlashAttention", r_bfa}, {"FP8 / MIG", r_fp8mig},

@@ -351,9 +351,15 @@ infer *infer_create(const infer_setup *s, llm_err *e)
     x->s.ranks = x->ranks;
     dtype w = s->weight_dt;
     x->act_dt = w == DT_BF16 ? DT_BF16 : DT_FP16;
-    x->gemm_dt = w == DT_FP8 || w == DT_FP16 || w == DT_BF16 || w == DT_FP32
+    x->gemm_dt = w == DT_FP4 || w == DT_FP8 || w == DT_FP16 ||
+                         w == DT_BF16 || w == DT_FP32
                      ? w : x->act_dt;
-    if (w == DT_INT8)
+    /* FP8/FP4 weights are read at their own size even where the GPU lacks
+     * their tensor cores and the GEMM falls back to 16-bit (weight-only,
+     * as vLLM's Marlin kernels run them on Ampere and Hopper) */
+    if (w == DT_FP8 || w == DT_FP4)
+        x->w_bytes = dtype_bytes(w);
+    else if (w == DT_INT8)
         x->w_bytes = 1;
     else if (w == DT_INT4)
         x->w_bytes = 0.5 + 4.0 / (s->quant_group > 0 ? s->quant_group : 128);

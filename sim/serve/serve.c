@@ -572,7 +572,8 @@ static double swap_s(sim *S, const inst *I, int blocks, bool in)
 /* The dense peak MFU is counted against: FP8 GEMMs run at FP8's. */
 static double peak_flops(const sim *S, const serve_pool *P)
 {
-    return P->gpu->peak_flops[S->p->weight_dt == DT_FP8 ? DT_FP8 : DT_FP16];
+    dtype w = S->p->weight_dt;
+    return P->gpu->peak_flops[w == DT_FP8 || w == DT_FP4 ? w : DT_FP16];
 }
 
 /* Static batching pads: every prompt to the longest, and every decode step

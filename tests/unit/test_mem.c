@@ -244,6 +244,37 @@ static void test_int4_weights(void **state)
     assert_close(r.weights, gemm * (0.5 + 4.0 / 128) + rest * 2, 1e-12);
 }
 
+/* NVFP4: 4 bits + one 8-bit scale per 16 elements (4.5 bits) for the GEMM
+ * weights, plus a 4-byte per-tensor scale each (under a millionth of the
+ * total); the rest 16-bit.  Only Blackwell has FP4 tensor cores. */
+static void test_fp4_weights(void **state)
+{
+    (void)state;
+    model_spec m;
+    load_model("llama-2-7b", &m);
+    mem_overhead o = no_overhead();
+    plan_infer p;
+    p = exp_plan_infer_defaults(&m);
+    p.weight_dtype = DT_FP4;
+    p.context = 16;
+    mem_result r;
+    mem_infer_breakdown(&m, &p, &o, &r);
+    double gemm = 32 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008);
+    double rest = 6738415616.0 - gemm;
+    assert_close(r.weights, gemm * 4.5 / 8 + rest * 2, 1e-6);
+    assert_true(r.weights > gemm * 4.5 / 8 + rest * 2);
+
+    gpu_catalog c;
+    llm_err e;
+    assert_int_equal(cfg_load_gpus("topologies/gpus.cfg", ".", &c, &e), 0);
+    assert_true(gpu_supports_dtype(gpu_find(&c, "b200"), DT_FP4, NULL));
+    const char *why = NULL;
+    assert_false(gpu_supports_dtype(gpu_find(&c, "h100-sxm"), DT_FP4, &why));
+    assert_string_equal(why, "no FP4 tensor cores");
+    assert_true(gpu_find(&c, "b200")->peak_flops[DT_FP4] ==
+                2 * gpu_find(&c, "b200")->peak_flops[DT_FP8]);
+}
+
 /* Remedies: each is a real saving, sorted, and a fitting one exists. */
 static void test_remedies_sorted(void **state)
 {
@@ -662,6 +693,7 @@ int main(void)
         cmocka_unit_test(test_first_stage_1f1b),
         cmocka_unit_test(test_schedules),
         cmocka_unit_test(test_inference_llama70b),
+        cmocka_unit_test(test_fp4_weights),
         cmocka_unit_test(test_int4_weights),
         cmocka_unit_test(test_remedies_sorted),
         cmocka_unit_test(test_recommend_minimal),
