@@ -127,7 +127,9 @@ static void test_all_model_files(void **state)
         "deepseek-r1-distill-qwen-14b", "deepseek-r1-distill-qwen-32b",
         "deepseek-r1-distill-llama-8b", "deepseek-r1-distill-llama-70b",
         "gpt-neox-20b", "bloom-176b", "opt-175b", "mpt-30b", "nemotron-4-15b",
-        "nemotron-4-340b", "bloom-prelaunch-181b", "llama-2-34b"};
+        "nemotron-4-340b", "bloom-prelaunch-181b", "llama-2-34b",
+        "llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "mistral-7b",
+        "qwen2.5-7b", "qwen2.5-14b", "qwen2.5-32b", "qwen2.5-72b"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         model_spec m;
         load_model(names[i], &m);
