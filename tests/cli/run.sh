@@ -224,6 +224,28 @@ has 'gemm\.tsv fp8 grid \(shape of h100-sxm fit x [0-9.]+ to match 1426\.0 TFLOP
 near_tflops 1426
 run 0 kernel-gh200-144gb -- kernel --gpu gh200-144gb --gemm 7616x4480x17664 --dtype bf16
 near_tflops 853.8
+# every cluster file loads and names its GPUs
+for f in topologies/*.cfg; do
+    n=$(basename "$f" .cfg)
+    [ "$n" = gpus ] && continue
+    run 0 "topo-load-$n" -- topo "$n"
+    has '^[0-9]+ nodes? x [0-9]+ GPUs \([a-z0-9-]+\) = [0-9]+ GPUs'
+done
+# Blackwell: one NVLink 5 domain of 8 (DGX B200) and of 72 (GB200 NVL72)
+run 0 topo-b200 -- topo dgx-b200
+has '^1 node x 8 GPUs \(b200\)'
+has 'per GPU, per direction: NVLink 900\.0 GB/s'
+run 0 topo-nvl72 -- topo gb200-nvl72
+has '^1 node x 72 GPUs \(gb200\)'
+has 'bisection bandwidth per GPU .*: 900\.0 GB/s'
+# NVFP4 weights on Blackwell: 70B at 4.5 bits plus 16-bit embeddings and
+# LM head (2 x 128256 x 8192 x 2 B = 3.9 GiB) = 39.8 GiB; FP8 KV with them
+# under TensorRT-LLM
+run 0 serve-fp4-b200 -- serve --model llama-3.3-70b --cluster dgx-b200 --gpus 1 \
+    --engine trtllm-1.x --dtype fp4 --requests 20 --arrival offline --prompt-len 512 \
+    --output-len 64
+has '39\.[78][0-9] GiB weights per GPU'
+has 'KV fp8'
 run 0 topo-h800 -- topo hgx-h800
 has 'per GPU, per direction: NVLink 200\.0 GB/s'
 run 0 topo-gh200 -- topo quad-gh200 --nodes 2
