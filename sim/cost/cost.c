@@ -285,10 +285,29 @@ static void price_membound(const cost_calib *c, const gpu_spec *g,
 }
 
 /* The roofline of the priced work over its efficiency, plus the launch. */
+double cost_tensor_load(const cost_calib *c, dtype d)
+{
+    double f = d == DT_FP8 || d == DT_FP4 ? c->train_tensor_fp8
+                                          : c->train_tensor_16bit;
+    return f > 0 ? f : 1;
+}
+
 static void roofline(const cost_calib *c, const cost_op *op, double peak,
                      double bw, double eff, cost_result *r)
 {
     r->compute_s = isfinite(peak) && peak > 0 ? r->flops / peak : 0;
+    if (op->sustained &&
+        (op->kind == OP_GEMM || op->kind == OP_ATTN_PREFILL)) {
+        /* power-limited clocks slow the tensor cores, not the memory, in
+         * every dtype: the 16-bit value, the GPU's.  The FP8 value's further
+         * drop belongs to training's FP8 recipe (amax and scaling, casts),
+         * which a serving engine's static scales do not run */
+        double f = cost_tensor_load(c, DT_BF16);
+        r->compute_s /= f;
+        if (f < 1)
+            note(r, "%s; tensor rate x %.3f under a sustained load "
+                    "(training-load.tsv)", "", f);
+    }
     r->memory_s = r->bytes / bw;
     if ((op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE) &&
         r->memory_s > r->compute_s) {

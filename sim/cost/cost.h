@@ -58,6 +58,9 @@ typedef struct cost_op {
                         stack's fused kernel); 0: the GPU's attention.tsv */
     bool backward;   /* attention: the backward pass (flash_bwd_ratio x the
                         forward's FLOPs) */
+    bool sustained;  /* GEMM, attention prefill: compute at the tensor rate
+                        a sustained load holds (cost_tensor_load), not the
+                        short kernel timings' of the tables */
     double elems;                       /* norm, softmax, elementwise, ... */
     int reads, writes;                  /* elementwise operands */
     double bytes;                       /* memcpy */
@@ -112,6 +115,11 @@ typedef struct cost_calib {
     } attn_k[COST_MAX_ATTN_KERNELS];
     int nattn_k;
 } cost_calib;
+
+/* The fraction of the tables' tensor-core rate that a sustained load
+ * holds on c's GPU for dtype d (calib/training-load.tsv: 16-bit, or FP8
+ * for 8-bit and narrower floats); 1 where the file gave none. */
+double cost_tensor_load(const cost_calib *c, dtype d);
 
 /* 1 + the index of the fused attention kernel `name` in c's table, or 0
  * when the GPU has no row for it. */

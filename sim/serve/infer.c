@@ -38,10 +38,16 @@ static void add(part *p, const cost_result *r)
     p->bytes += r->bytes;
 }
 
+/* A serving engine keeps the GPU busy for as long as requests come, so its
+ * compute-bound kernels run at the tensor rate a sustained load holds, as
+ * a training run's do (calib/training-load.tsv, fitted to training runs
+ * only: every serving case checks it); memory-bound ones are unchanged. */
 static int price(infer *x, const cost_op *op, part *p, llm_err *e)
 {
     cost_result r;
-    if (cost_predict(x->s.cost, x->s.gpu, op, COST_FALLBACK_DTYPE, &r, e))
+    cost_op o = *op;
+    o.sustained = true;
+    if (cost_predict(x->s.cost, x->s.gpu, &o, COST_FALLBACK_DTYPE, &r, e))
         return -1;
     add(p, &r);
     return 0;

@@ -55,17 +55,6 @@ typedef struct ctx {
     double op_total_s, op_mem_s; /* kernels priced so far; memory-bound */
 } ctx;
 
-/* The fraction of the kernel tables' tensor-core rate a training run
- * sustains (calib/training-load.tsv): the tables come from short kernel
- * timings, and published training runs of every stack on Hopper reach
- * about four fifths of it in 16-bit and less in FP8.  0 (a calibration
- * built without the file) means the tables as they are. */
-static double train_tensor_load(const cost_calib *cc, dtype dt)
-{
-    double f = dt == DT_FP8 ? cc->train_tensor_fp8 : cc->train_tensor_16bit;
-    return f > 0 ? f : 1;
-}
-
 static double op_s(ctx *c, const cost_op *op)
 {
     cost_result r;
@@ -74,8 +63,11 @@ static double op_s(ctx *c, const cost_op *op)
         c->failed = 1;
         return 0;
     }
+    /* the tables come from short kernel timings; published training runs
+     * of every stack on Hopper sustain about four fifths of their tensor
+     * rate in 16-bit and less in FP8 (calib/training-load.tsv) */
     if (op->kind == OP_GEMM || op->kind == OP_ATTN_PREFILL)
-        r.time_s /= train_tensor_load(c->in->cost, op->dt);
+        r.time_s /= cost_tensor_load(c->in->cost, op->dt);
     c->op_total_s += r.time_s;
     if (op->kind != OP_GEMM && op->kind != OP_ATTN_PREFILL &&
         op->kind != OP_ATTN_DECODE)
@@ -1712,8 +1704,8 @@ static void report_rates(const ctx *c, const sim *S, train_result *r,
     if (c->attn_k > 0 && p->flash_attn)
         snprintf(r->attn_kernel, sizeof r->attn_kernel, "%s",
                  in->cost->attn_k[c->attn_k - 1].name);
-    r->tensor_load_16bit = train_tensor_load(in->cost, DT_BF16);
-    r->tensor_load_fp8 = train_tensor_load(in->cost, DT_FP8);
+    r->tensor_load_16bit = cost_tensor_load(in->cost, DT_BF16);
+    r->tensor_load_fp8 = cost_tensor_load(in->cost, DT_FP8);
 }
 
 /* Communication left on the critical path, per kind, and GPU-Util. */
