@@ -200,7 +200,7 @@ static const char *const engine_keys[] = {"kind",    "name",      "display",
 static const char *const sched_keys[] = {
     "policy",     "admission",      "preemption", "max_num_seqs",
     "max_batched_tokens", "chunk",  "block_size", "gpu_memory_utilization",
-    "static_batch", "reserve_ratio", "memory_of"};
+    "static_batch", "reserve_ratio", "memory_of", "steps"};
 static const char *const memory_of[] = {"total", "free"};
 static const char *const host_keys[] = {"iteration_ms", "per_seq_ms",
                                         "overlap",      "launch_us",
@@ -223,6 +223,7 @@ static int load_sched(cfgu *c, const config_setting_t *g, eprof *s)
                  &s->max_batched_tokens) ||
         cfgu_int(c, g, "chunk", false, 0, 1 << 22, &s->chunk) ||
         cfgu_int(c, g, "block_size", false, 1, 65536, &s->block_size) ||
+        cfgu_int(c, g, "steps", false, 1, 1024, &s->scheduler_steps) ||
         cfgu_double(c, g, "gpu_memory_utilization", false, 0.01, 1,
                     &s->gpu_mem_util) ||
         cfgu_bool(c, g, "static_batch", false, &s->static_batch) ||

@@ -428,6 +428,8 @@ static void engine_defaults(const exp_serve *x, const eprof *en,
 {
     if (left_default(x, "max-num-seqs"))
         p->max_num_seqs = en->max_num_seqs;
+    if (left_default(x, "scheduler-steps"))
+        p->scheduler_steps = en->scheduler_steps;
     if (left_default(x, "max-batched-tokens"))
         p->max_batched_tokens = en->max_batched_tokens;
     if (left_default(x, "chunk"))

@@ -265,6 +265,11 @@ const setting settings_table[] = {
      .dflt_help = "the engine's (vLLM: 256)",
      .help = "sequences in one iteration",
      .at = {SERVE("serving.max_num_seqs", p.max_num_seqs)}},
+    {.flag = "scheduler-steps", INT(1, 1024), .dflt = "1",
+     .dflt_help = "the engine's (1: schedule every iteration)",
+     .help = "decode iterations run per scheduling decision (vLLM "
+             "--num-scheduler-steps: new requests wait for the run's end)",
+     .at = {SERVE("serving.scheduler_steps", p.scheduler_steps)}},
     {.flag = "max-batched-tokens", INT(1, 1 << 22), .dflt = "8192",
      .dflt_help = "the engine's (vLLM V1: 8192)",
      .help = "tokens in one forward pass",

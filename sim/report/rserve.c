@@ -74,10 +74,14 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     int budget = p->chunk > 0 && p->chunk < p->max_batched_tokens
                      ? p->chunk : p->max_batched_tokens;
     engine_text(fp, o);
-    fprintf(fp, "  scheduler %s%s (%d-token budget), max %d sequences, "
+    char steps[32] = "";
+    if (p->scheduler_steps > 1)
+        snprintf(steps, sizeof steps, ", %d decode steps a decision",
+                 p->scheduler_steps);
+    fprintf(fp, "  scheduler %s%s (%d-token budget%s), max %d sequences, "
            "admission %s, router %s, preemption by %s\n",
            p->static_batch ? "static batches, " : "",
-           serve_policy_names[p->policy], budget, p->max_num_seqs,
+           serve_policy_names[p->policy], budget, steps, p->max_num_seqs,
            serve_admit_names[p->admit], serve_router_names[p->router],
            serve_preempt_names[p->preempt]);
     if (in->concurrency > 0 && in->think_s > 0)

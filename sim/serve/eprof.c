@@ -12,6 +12,7 @@ eprof eprof_defaults(const serve_params *p)
                    .max_batched_tokens = p->max_batched_tokens,
                    .chunk = p->chunk,
                    .block_size = p->block_size,
+                   .scheduler_steps = p->scheduler_steps,
                    .policy = p->policy,
                    .preempt = p->preempt,
                    .admit = p->admit,

@@ -53,6 +53,7 @@ typedef struct eprof {
     char source[4096];
     /* defaults of the serving settings a run does not give */
     int max_num_seqs, max_batched_tokens, chunk, block_size;
+    int scheduler_steps; /* decode iterations per scheduling decision */
     int policy;         /* serve_policy_names */
     int preempt;        /* serve_preempt */
     serve_admit admit;

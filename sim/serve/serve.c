@@ -73,6 +73,7 @@ typedef struct inst {
     /* static batching: the batch's size, which every decode step pads to
      * until its last sequence ends */
     int static_n;
+    int steps_left; /* decode iterations left in a multi-step run */
     bool arrived_mark; /* in sim.arrived */
 } inst;
 
@@ -455,24 +456,60 @@ static void schedule_running(sim *S, inst *I, plan *b, int budget,
     }
 }
 
+/* Multi-step scheduling (vLLM's --num-scheduler-steps): a decode batch
+ * runs scheduler_steps iterations on one scheduling decision, and nothing
+ * new joins until they are done.  True while such a run goes on: this
+ * iteration may only decode. */
+static bool in_multi_step(const inst *I) { return I->steps_left > 0; }
+
+/* After an iteration is planned: a decode-only batch at a scheduling
+ * point starts a run of scheduler_steps; one inside a run counts down. */
+static void count_steps(sim *S, inst *I, const plan *b, bool decoded)
+{
+    if (b->n == 0 || !decoded)
+        I->steps_left = 0;
+    else if (I->steps_left > 0)
+        I->steps_left--;
+    else
+        I->steps_left = S->p->scheduler_steps - 1;
+}
+
 /* Sarathi-Serve / vLLM V1: decodes first, then the running partial
  * prefills, then new requests, within one token budget. */
 static void policy_chunked(sim *S, inst *I, plan *b)
 {
+    bool run = in_multi_step(I);
     resume_swapped(S, I, b);
-    schedule_running(S, I, b, S->budget, false);
-    admit_waiting(S, I, b, S->budget, false);
+    schedule_running(S, I, b, S->budget, run);
+    if (run && b->n == 0) {
+        /* nothing left to decode: the run ends early */
+        I->steps_left = 0;
+        policy_chunked(S, I, b);
+        return;
+    }
+    if (!run)
+        admit_waiting(S, I, b, S->budget, false);
+    count_steps(S, I, b, b->n > 0 && b->tokens == b->n);
 }
 
 /* vLLM V0 without chunked prefill: a batch of whole prompts whenever one
  * can be admitted, otherwise a batch of decodes. */
 static void policy_prefill_first(sim *S, inst *I, plan *b)
 {
+    bool run = in_multi_step(I);
     resume_swapped(S, I, b);
-    if (I->nswap == 0)
+    if (I->nswap == 0 && !run)
         admit_waiting(S, I, b, S->p->max_batched_tokens, true);
-    if (b->n == 0)
+    bool decoded = b->n == 0;
+    if (decoded)
         schedule_running(S, I, b, S->p->max_batched_tokens, true);
+    if (run && b->n == 0) {
+        /* nothing left to decode: the run ends early */
+        I->steps_left = 0;
+        policy_prefill_first(S, I, b);
+        return;
+    }
+    count_steps(S, I, b, decoded);
 }
 
 /* Static batching (Hugging Face `generate`): a batch of whole prompts

@@ -66,6 +66,7 @@ typedef struct serve_params {
     bool flash;
     double iteration_overhead_s; /* host time per iteration (scheduling,
                                     sampling, detokenizing), 0 = none */
+    int scheduler_steps;    /* decode iterations per scheduling decision */
     /* the engine's (serve/eprof.h) */
     serve_admit admit;
     double reserve_ratio;   /* ADMIT_RESERVE */

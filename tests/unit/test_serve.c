@@ -516,6 +516,47 @@ static void test_closed_loop(void **state)
     env_close(&v);
 }
 
+/* Multi-step scheduling (vLLM --num-scheduler-steps K): a request that
+ * arrives while a decode batch runs waits for the end of its K-step run,
+ * never longer; K = 1 schedules every iteration.  Both policies. */
+static void test_scheduler_steps(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    wl_request req[2] = {{0, 128, 200}, {0.1, 128, 4}};
+    for (int policy = 0; policy < 2; policy++) {
+        serve_request_result out[2][2];
+        for (int k = 0; k < 2; k++) {
+            serve_input in = input(&v, 1, 1, 1, req, 2);
+            in.p.policy = policy;
+            assert_int_equal(in.p.scheduler_steps, 1);
+            in.p.scheduler_steps = k == 0 ? 1 : 16;
+            in.out = out[k];
+            serve_result r = run(&in);
+            assert_int_equal(r.requests_completed, 2);
+        }
+        double tpot = (out[0][0].finish_s - out[0][0].first_token_s) / 199;
+        double ttft1 = out[0][1].first_token_s - 0.1;
+        double ttft16 = out[1][1].first_token_s - 0.1;
+        assert_true(ttft1 < 3 * tpot);
+        assert_true(ttft16 > ttft1 + tpot);
+        assert_true(ttft16 < ttft1 + 16 * tpot);
+
+        /* every running request ends inside a run: the run ends with them
+         * and the waiting ones are admitted (no stall) */
+        wl_request many[6];
+        for (int i = 0; i < 6; i++)
+            many[i] = (wl_request){0, 64, 3};
+        serve_input in = input(&v, 1, 1, 1, many, 6);
+        in.p.policy = policy;
+        in.p.max_num_seqs = 2;
+        in.p.scheduler_steps = 16;
+        assert_int_equal(run(&in).requests_completed, 6);
+    }
+    env_close(&v);
+}
+
 /* Static batching (`generate`): the second batch starts only when the
  * first one's longest sequence has ended; continuous batching starts a
  * waiting request as soon as a sequence leaves. */
@@ -569,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_decode_kv_per_q_head),
         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_closed_loop),
+        cmocka_unit_test(test_scheduler_steps),
         cmocka_unit_test(test_static_batch),
     };
     return cmocka_run_group_tests_name("serve", tests, catalog_setup, catalog_teardown);
