@@ -273,6 +273,7 @@ static void test_fp4_weights(void **state)
     assert_string_equal(why, "no FP4 tensor cores");
     assert_true(gpu_find(&c, "b200")->peak_flops[DT_FP4] ==
                 2 * gpu_find(&c, "b200")->peak_flops[DT_FP8]);
+    gpu_catalog_free(&c);
 }
 
 /* Remedies: each is a real saving, sorted, and a fitting one exists. */
