@@ -172,20 +172,26 @@ static void kv_account(sim *S, inst *I)
 
 static int inst_index(const sim *S, const inst *I) { return (int)(I - S->inst); }
 
+/* The GPU memory the engine may fill on a GPU of M bytes whose weights,
+ * workspace, context and buffers take `fixed`: gpu_memory_utilization of
+ * all of it (vLLM), or the fixed part plus that share of what it leaves
+ * (TensorRT-LLM's free_gpu_memory_fraction). */
+static double mem_budget(const sim *S, double M, double fixed)
+{
+    double u = S->p->gpu_mem_util;
+    return S->p->mem_of_free ? fixed + u * (M - fixed) : u * M;
+}
+
 #ifdef LLMSIM_CHECK
 /* The GPU memory of a replica with `used` KV blocks stays within the
- * engine's budget, gpu_memory_utilization x capacity (vLLM) or the fixed
- * part plus that share of what it leaves (TensorRT-LLM), on the stage
- * that set the block count (kv_blocks: the others have more room per
- * block). */
+ * engine's budget (mem_budget) on the stage that set the block count
+ * (kv_blocks: the others have more room per block). */
 static void check_kv_memory(const sim *S, const inst *I, int used)
 {
     const serve_pool *P = pool_of(S, I);
     double fixed = S->fixed_bytes[I->pool];
     double bytes = fixed + used * S->block_bytes[I->pool];
-    double M = P->gpu->memory_bytes;
-    double budget = S->p->mem_of_free ? fixed + S->p->gpu_mem_util * (M - fixed)
-                                      : S->p->gpu_mem_util * M;
+    double budget = mem_budget(S, P->gpu->memory_bytes, fixed);
     CHECK(used >= 0 && used <= I->total_blocks &&
               CHECK_LE_REL(bytes, budget, 1e-9),
           CHECK_EVENT("replica %d takes KV blocks", inst_index(S, I)),
@@ -355,9 +361,14 @@ static void resume_swapped(sim *S, inst *I, plan *b)
 /* Tokens the running requests may still write under ADMIT_RESERVE:
  * reserve_ratio of each one's output not yet generated, less what its
  * blocks already hold beyond its cache. */
+static double reserve_want(const sim *S, const req *q)
+{
+    return q->prompt + S->p->reserve_ratio * q->output;
+}
+
 static double reserve_gap(const sim *S, const req *q)
 {
-    double want = q->prompt + S->p->reserve_ratio * q->output;
+    double want = reserve_want(S, q);
     double held = (double)q->blocks * S->p->block_size;
     return want > held ? want - held : 0;
 }
@@ -388,9 +399,9 @@ static int admit_blocks(const sim *S, const inst *I, const req *q, int c,
     case ADMIT_WHOLE:
         return whole <= room ? whole : -1;
     case ADMIT_RESERVE: {
-        double want = q->prompt + S->p->reserve_ratio * q->output;
         double free_tokens = (double)room * S->p->block_size - reserved;
-        return want <= free_tokens && chunk <= room ? chunk : -1;
+        return reserve_want(S, q) <= free_tokens && chunk <= room ? chunk
+                                                                  : -1;
     }
     default:
         if (q->preemptions > 0 && whole > room)
@@ -481,12 +492,6 @@ static void policy_chunked(sim *S, inst *I, plan *b)
     bool run = in_multi_step(I);
     resume_swapped(S, I, b);
     schedule_running(S, I, b, S->budget, run);
-    if (run && b->n == 0) {
-        /* nothing left to decode: the run ends early */
-        I->steps_left = 0;
-        policy_chunked(S, I, b);
-        return;
-    }
     if (!run)
         admit_waiting(S, I, b, S->budget, false);
     count_steps(S, I, b, b->n > 0 && b->tokens == b->n);
@@ -503,12 +508,6 @@ static void policy_prefill_first(sim *S, inst *I, plan *b)
     bool decoded = b->n == 0;
     if (decoded)
         schedule_running(S, I, b, S->p->max_batched_tokens, true);
-    if (run && b->n == 0) {
-        /* nothing left to decode: the run ends early */
-        I->steps_left = 0;
-        policy_prefill_first(S, I, b);
-        return;
-    }
     count_steps(S, I, b, decoded);
 }
 
@@ -771,10 +770,16 @@ static void try_schedule(sim *S, inst *I)
     if (!B)
         return;
     plan b = {.ids = B->ids, .c = B->c};
-    if (S->p->static_batch)
+    if (S->p->static_batch) {
         policy_static(S, I, &b);
-    else
+    } else {
+        bool run = in_multi_step(I);
         policies[S->p->policy].pick(S, I, &b);
+        /* a multi-step run with nothing left to decode ends early (the
+         * pick reset steps_left): schedule afresh */
+        if (run && b.n == 0)
+            policies[S->p->policy].pick(S, I, &b);
+    }
     if (b.n == 0) {
         /* a preemption without a batch still freed blocks */
         if (I->pool == 1)
@@ -1165,9 +1170,7 @@ static int kv_blocks(sim *S, int pool, serve_pool_result *pr)
         mem_result r;
         mem_infer_stage(m, &mi, o, s, &r);
         double fixed = r.weights + r.activations + r.cuda_context + r.nccl;
-        double room = S->p->mem_of_free
-                          ? S->p->gpu_mem_util * (P->gpu->memory_bytes - fixed)
-                          : S->p->gpu_mem_util * P->gpu->memory_bytes - fixed;
+        double room = mem_budget(S, P->gpu->memory_bytes, fixed) - fixed;
         double block = r.kv_per_token_gpu * S->p->block_size;
         long nb = room > 0 ? (long)floor(room / block) : 0;
         if (best < 0 || nb < best) {
