@@ -284,7 +284,6 @@ static void price_membound(const cost_calib *c, const gpu_spec *g,
     note(r, " at this size -> efficiency %.3f", "", *eff);
 }
 
-/* The roofline of the priced work over its efficiency, plus the launch. */
 double cost_tensor_load(const cost_calib *c, dtype d)
 {
     double f = d == DT_FP8 || d == DT_FP4 ? c->train_tensor_fp8
@@ -292,6 +291,7 @@ double cost_tensor_load(const cost_calib *c, dtype d)
     return f > 0 ? f : 1;
 }
 
+/* The roofline of the priced work over its efficiency, plus the launch. */
 static void roofline(const cost_calib *c, const cost_op *op, double peak,
                      double bw, double eff, cost_result *r)
 {
