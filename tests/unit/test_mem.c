@@ -225,23 +225,31 @@ static void test_inference_llama70b(void **state)
     assert_close(r.weights, 68976648192.0 * 2 / 8, 0.001);
 }
 
+/* Llama 2 7B's weight bytes with weights in d, and its parameters in the
+ * GEMMs (quantized) and elsewhere (embeddings, norms, LM head: 16-bit). */
+static double llama2_7b_weights(dtype d, double *gemm, double *rest)
+{
+    model_spec m;
+    load_model("llama-2-7b", &m);
+    mem_overhead o = no_overhead();
+    plan_infer p = exp_plan_infer_defaults(&m);
+    p.weight_dtype = d;
+    p.context = 16;
+    mem_result r;
+    mem_infer_breakdown(&m, &p, &o, &r);
+    *gemm = 32 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008);
+    *rest = 6738415616.0 - *gemm;
+    return r.weights;
+}
+
 /* int4 with 128-element groups: 0.5 B + (2 B scale + 2 B zero)/128 for the
  * GEMM weights; embeddings, norms and the LM head stay 16-bit. */
 static void test_int4_weights(void **state)
 {
     (void)state;
-    model_spec m;
-    load_model("llama-2-7b", &m);
-    mem_overhead o = no_overhead();
-    plan_infer p;
-    p = exp_plan_infer_defaults(&m);
-    p.weight_dtype = DT_INT4;
-    p.context = 16;
-    mem_result r;
-    mem_infer_breakdown(&m, &p, &o, &r);
-    double gemm = 32 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008);
-    double rest = 6738415616.0 - gemm;
-    assert_close(r.weights, gemm * (0.5 + 4.0 / 128) + rest * 2, 1e-12);
+    double gemm, rest;
+    double w = llama2_7b_weights(DT_INT4, &gemm, &rest);
+    assert_close(w, gemm * (0.5 + 4.0 / 128) + rest * 2, 1e-12);
 }
 
 /* NVFP4: 4 bits + one 8-bit scale per 16 elements (4.5 bits) for the GEMM
@@ -250,19 +258,10 @@ static void test_int4_weights(void **state)
 static void test_fp4_weights(void **state)
 {
     (void)state;
-    model_spec m;
-    load_model("llama-2-7b", &m);
-    mem_overhead o = no_overhead();
-    plan_infer p;
-    p = exp_plan_infer_defaults(&m);
-    p.weight_dtype = DT_FP4;
-    p.context = 16;
-    mem_result r;
-    mem_infer_breakdown(&m, &p, &o, &r);
-    double gemm = 32 * (4 * 4096.0 * 4096 + 3 * 4096.0 * 11008);
-    double rest = 6738415616.0 - gemm;
-    assert_close(r.weights, gemm * 4.5 / 8 + rest * 2, 1e-6);
-    assert_true(r.weights > gemm * 4.5 / 8 + rest * 2);
+    double gemm, rest;
+    double w = llama2_7b_weights(DT_FP4, &gemm, &rest);
+    assert_close(w, gemm * 4.5 / 8 + rest * 2, 1e-6);
+    assert_true(w > gemm * 4.5 / 8 + rest * 2);
 
     gpu_catalog c;
     llm_err e;
