@@ -952,6 +952,12 @@ corpus serve-concurrency-and-rate "$B/serve-concurrency-and-rate.cfg:7: workload
     serve $B/serve-concurrency-and-rate.cfg --csv "$O.csv"
 corpus engine-bad-value "$B/engine-bad-value.cfg:7: admission: unknown value \"greedy\"" \
     $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-bad-value.cfg --csv "$O.csv"
+corpus engine-steps-zero "$B/engine-steps-zero.cfg:7: steps: 0 is out of range \(expected an integer 1\.\.1024\)" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-steps-zero.cfg --csv "$O.csv"
+corpus serve-scheduler-steps-zero "--scheduler-steps: 0 is out of range" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --scheduler-steps 0 --csv "$O.csv"
+corpus serve-dtype-unknown "--dtype: unknown value \"fp5\" .*expected one of fp16\|bf16\|fp8\|int8\|int4\|fp4" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --dtype fp5 --csv "$O.csv"
 corpus engine-training-kind "$B/engine-training-kind.cfg:2: kind: \"training\" is a training profile" \
     $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-training-kind.cfg --csv "$O.csv"
 corpus serve-over-context "request 1: 4000 prompt \+ 200 output tokens exceed the 4096-token context" \
