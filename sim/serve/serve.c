@@ -605,11 +605,15 @@ static double swap_s(sim *S, const inst *I, int blocks, bool in)
     return r.time_s;
 }
 
-/* The dense peak MFU is counted against: FP8 GEMMs run at FP8's. */
+/* The dense peak MFU is counted against: FP8 and FP4 GEMMs run at their
+ * own where the GPU has their tensor cores, at 16-bit's where they fall
+ * back to weight-only kernels. */
 static double peak_flops(const sim *S, const serve_pool *P)
 {
     dtype w = S->p->weight_dt;
-    return P->gpu->peak_flops[w == DT_FP8 || w == DT_FP4 ? w : DT_FP16];
+    bool narrow = (w == DT_FP8 || w == DT_FP4) &&
+                  gpu_supports_dtype(P->gpu, w, NULL);
+    return P->gpu->peak_flops[narrow ? w : DT_FP16];
 }
 
 /* Static batching pads: every prompt to the longest, and every decode step

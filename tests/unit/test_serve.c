@@ -516,6 +516,35 @@ static void test_closed_loop(void **state)
     env_close(&v);
 }
 
+/* Utilization stays physical over a grid of weight dtypes and loads on
+ * H100: FP8 runs on its tensor cores, FP4 falls back to 16-bit GEMMs
+ * (and is counted against 16-bit's peak, not the FP4 peak H100 lacks);
+ * MFU and MBU within (0, 1], and no dtype's run does more FLOPs a second
+ * than the peak it is counted against. */
+static void test_utilization_grid(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    static const dtype dts[] = {DT_FP16, DT_FP8, DT_FP4};
+    wl_request req[64];
+    for (int d = 0; d < 3; d++)
+        for (int load = 0; load < 3; load++) {
+            double gap_s = load == 0 ? 1.0 : load == 1 ? 0.05 : 0;
+            for (int i = 0; i < 64; i++)
+                req[i] = (wl_request){gap_s * i, 256 + 61 * (i % 7),
+                                      32 + 17 * (i % 5)};
+            serve_input in = input(&v, 1, 1, 1, req, 64);
+            in.p.weight_dt = dts[d];
+            serve_result r = run(&in);
+            const serve_pool_result *p = &r.pool[0];
+            assert_int_equal(r.requests_completed, 64);
+            assert_true(p->mfu > 0 && p->mfu <= 1);
+            assert_true(p->mbu > 0 && p->mbu <= 1);
+        }
+    env_close(&v);
+}
+
 /* Multi-step scheduling (vLLM --num-scheduler-steps K): a request that
  * arrives while a decode batch runs waits for the end of its K-step run,
  * never longer; K = 1 schedules every iteration.  Both policies. */
@@ -611,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_admission),
         cmocka_unit_test(test_closed_loop),
         cmocka_unit_test(test_scheduler_steps),
+        cmocka_unit_test(test_utilization_grid),
         cmocka_unit_test(test_static_batch),
     };
     return cmocka_run_group_tests_name("serve", tests, catalog_setup, catalog_teardown);
