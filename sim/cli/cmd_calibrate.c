@@ -143,6 +143,15 @@ typedef struct grid_spec {
     char src[600];
 } grid_spec;
 
+/* Bytes a GEMM in dt moves: inputs in dt, outputs in 16-bit for 8-bit and
+ * narrower dtypes (sim/cost/cost.c counts them so; a grid's efficiency is a
+ * fraction of the roofline that count gives). */
+static double gemm_bytes(dtype dt, double m, double n, double k)
+{
+    double ob = dtype_bytes(dt) < 2 ? 2 : dtype_bytes(dt);
+    return (m * k + k * n) * dtype_bytes(dt) + m * n * ob;
+}
+
 static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
                       const grid_spec *gs, int ngs, llm_err *e)
 {
@@ -163,7 +172,7 @@ static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
                 for (int c = 0; c < NGRID; c++) {
                     double m = grid[a], n = grid[b], k = grid[c];
                     double fl = 2 * m * n * k;
-                    double by = 2 * (m * k + k * n + m * n);
+                    double by = gemm_bytes(gs[d].dt, m, n, k);
                     double peak = g->peak_flops[gs[d].dt] > 0
                                       ? g->peak_flops[gs[d].dt]
                                       : g->peak_flops[DT_FP16];
@@ -262,9 +271,7 @@ static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
 {
     double peak = g->peak_flops[p->dt];
     double fl = 2 * p->m * p->n * p->k;
-    double ob = dtype_bytes(p->dt) < 2 ? 2 : dtype_bytes(p->dt);
-    double by = (p->m * p->k + p->k * p->n) * dtype_bytes(p->dt) +
-                p->m * p->n * ob;
+    double by = gemm_bytes(p->dt, p->m, p->n, p->k);
     double t = gemm_fit_time(f, g, peak, p->m, p->n, p->k, fl, by);
     double roof = fl / peak > by / g->mem_bw_Bps ? fl / peak
                                                  : by / g->mem_bw_Bps;
@@ -274,7 +281,7 @@ static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
      * measurement above the datasheet peak (a GeForce card boosting past
      * its rated clock) saturates there instead of spreading to every shape */
     double big = 65536, bf = 2 * big * big * big;
-    double bb = (2 * big * big) * dtype_bytes(p->dt) + big * big * ob;
+    double bb = gemm_bytes(p->dt, big, big, big);
     double bt = gemm_fit_time(f, g, peak, big, big, big, bf, bb);
     double best = (bf / peak) / bt;
     return s * best > 1 ? 1 / best : s;
