@@ -137,10 +137,13 @@ static const double grid[] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
 
 /* One grid of a table: a dtype, the fit it comes from, a scale matching a
  * published measurement, and the words that say so. */
+/* One dtype's grid: the fitted shape times scale, and no shape above cap
+ * (a fraction of the dtype's peak FLOP/s; 0: no cap) where the published
+ * figure is the best of a search over shapes. */
 typedef struct grid_spec {
     dtype dt;
-    double scale;
-    char src[600];
+    double scale, cap;
+    char src[1024];
 } grid_spec;
 
 /* Bytes a GEMM in dt moves: inputs in dt, outputs in 16-bit for 8-bit and
@@ -150,6 +153,34 @@ static double gemm_bytes(dtype dt, double m, double n, double k)
 {
     double ob = dtype_bytes(dt) < 2 ? 2 : dtype_bytes(dt);
     return (m * k + k * n) * dtype_bytes(dt) + m * n * ob;
+}
+
+static double grid_peak(const gpu_spec *g, dtype dt)
+{
+    return g->peak_flops[dt] > 0 ? g->peak_flops[dt] : g->peak_flops[DT_FP16];
+}
+
+/* A grid's kernel time at one shape: the fitted shape scaled, never faster
+ * than the best measured throughput. */
+static double grid_time(const gemm_fit *f, const gpu_spec *g,
+                        const grid_spec *gs, double m, double n, double k,
+                        double bytes)
+{
+    double peak = grid_peak(g, gs->dt), fl = 2 * m * n * k;
+    double t = gemm_fit_time(f, g, peak, m, n, k, fl, bytes) / gs->scale;
+    return gs->cap > 0 && fl / t > gs->cap * peak ? fl / (gs->cap * peak) : t;
+}
+
+/* A grid's efficiency (roofline time / kernel time) at one shape. */
+static double grid_eff(const gemm_fit *f, const gpu_spec *g,
+                       const grid_spec *gs, double m, double n, double k,
+                       double bytes)
+{
+    double peak = grid_peak(g, gs->dt), fl = 2 * m * n * k;
+    double roof = fl / peak > bytes / g->mem_bw_Bps ? fl / peak
+                                                    : bytes / g->mem_bw_Bps;
+    double eff = roof / grid_time(f, g, gs, m, n, k, bytes);
+    return eff > 1 ? 1 : eff;
 }
 
 static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
@@ -171,19 +202,10 @@ static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
             for (int b = 0; b < NGRID; b++)
                 for (int c = 0; c < NGRID; c++) {
                     double m = grid[a], n = grid[b], k = grid[c];
-                    double fl = 2 * m * n * k;
                     double by = gemm_bytes(gs[d].dt, m, n, k);
-                    double peak = g->peak_flops[gs[d].dt] > 0
-                                      ? g->peak_flops[gs[d].dt]
-                                      : g->peak_flops[DT_FP16];
-                    double t = gemm_fit_time(f, g, peak, m, n, k, fl, by);
-                    double roof = fl / peak > by / g->mem_bw_Bps
-                                      ? fl / peak
-                                      : by / g->mem_bw_Bps;
-                    double eff = roof / t * gs[d].scale;
                     fprintf(o.fp, "%s\t%.0f\t%.0f\t%.0f\t%.6g\t%s\n",
-                            dtype_name(gs[d].dt), m, n, k, eff > 1 ? 1 : eff,
-                            gs[d].src);
+                            dtype_name(gs[d].dt), m, n, k,
+                            grid_eff(f, g, &gs[d], m, n, k, by), gs[d].src);
                 }
     return util_out_commit(&o, e);
 }
@@ -267,11 +289,16 @@ static int load_published(const char *path, pub **out, int *n, llm_err *e)
 
 /* The factor that makes the fitted shape reproduce a published GEMM on
  * GPU g: measured efficiency / modelled efficiency at that shape. */
+static void gemm_work(const pub *p, double *flops, double *bytes)
+{
+    *flops = 2 * p->m * p->n * p->k;
+    *bytes = gemm_bytes(p->dt, p->m, p->n, p->k);
+}
+
 static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
 {
-    double peak = g->peak_flops[p->dt];
-    double fl = 2 * p->m * p->n * p->k;
-    double by = gemm_bytes(p->dt, p->m, p->n, p->k);
+    double peak = g->peak_flops[p->dt], fl, by;
+    gemm_work(p, &fl, &by);
     double t = gemm_fit_time(f, g, peak, p->m, p->n, p->k, fl, by);
     double roof = fl / peak > by / g->mem_bw_Bps ? fl / peak
                                                  : by / g->mem_bw_Bps;
@@ -285,6 +312,22 @@ static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
     double bt = gemm_fit_time(f, g, peak, big, big, big, bf, bb);
     double best = (bf / peak) / bt;
     return s * best > 1 ? 1 / best : s;
+}
+
+/* A published ratio (kind gemm_ratio): this GPU's GEMM throughput over
+ * its base GPU's at one shape, both timed by one harness.  It becomes the
+ * throughput the base's own grid gives there times the ratio, so the
+ * derived grid keeps the base grid's basis (H200 FP8: Azure's cuBLASLt run
+ * on ND H200 v5 and ND H100 v5, against H100's MAMF-scaled grid). */
+static pub ratio_as_tflops(const pub *r, const gemm_fit *f,
+                           const gpu_spec *base, const grid_spec *bgs)
+{
+    pub p = *r;
+    double fl, by;
+    gemm_work(r, &fl, &by);
+    p.value = r->value * fl / grid_time(f, base, bgs, r->m, r->n, r->k, by) /
+              1e12;
+    return p;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -402,47 +445,114 @@ static int write_support(const char *dir, double attn, const char *attn_src,
                       e);
 }
 
-static int derive(const cfg_fit_gpu *d, const gpu_spec *base,
+/* The base GPU's grids, which a derived GPU's gemm_ratio rows scale. */
+typedef struct base_grids {
+    const gpu_spec *g;
+    const grid_spec *gs;
+    int n;
+} base_grids;
+
+static bool is_kind(const pub *p, const char *kind)
+{
+    return strcmp(p->kind, kind) == 0;
+}
+
+static bool is_gemm_row(const pub *p, const char *gpu)
+{
+    return strcmp(p->gpu, gpu) == 0 &&
+           (is_kind(p, "gemm_tflops") || is_kind(p, "gemm_max_tflops") ||
+            is_kind(p, "gemm_ratio"));
+}
+
+/* The source column of a grid: the shape it scales, what it was scaled
+ * to, and the cap that holds it. */
+static void grid_note(char *buf, size_t size, const char *shape,
+                      const grid_spec *x, const pub *row, const pub *target,
+                      const char *base)
+{
+    char what[200], cap[160] = "";
+    if (is_kind(row, "gemm_ratio"))
+        snprintf(what, sizeof what, "%.4f x %s's grid (%.1f TFLOP/s) at "
+                 "%.0fx%.0fx%.0f, a ratio timed by one harness on both",
+                 row->value, base, target->value, row->m, row->n, row->k);
+    else
+        snprintf(what, sizeof what, "%.1f TFLOP/s at %.0fx%.0fx%.0f",
+                 row->value, row->m, row->n, row->k);
+    if (x->cap > 0)
+        snprintf(cap, sizeof cap, ", no shape above %.1f%% of peak (%s)",
+                 x->cap * 100, is_kind(row, "gemm_ratio")
+                                   ? "the base's cap times the ratio"
+                                   : "the best of a search over shapes");
+    snprintf(buf, size, "%s x %.3f to match %s%s: %s", shape, x->scale, what,
+             cap, row->src);
+}
+
+/* One published row as a grid: scaled to match it at its shape; capped
+ * where it is the best of a search over shapes (MAMF, gpu_benchmark's
+ * Optuna search: no shape beats it) or, for a ratio, where the base grid
+ * is.  bg is NULL for a traced GPU. */
+static int grid_from_row(const pub *row, const gemm_fit *gf,
+                         const gpu_spec *g, const base_grids *bg,
+                         const char *shape, grid_spec *x, llm_err *e)
+{
+    pub t = *row;
+    const grid_spec *bgs = NULL;
+    if (is_kind(row, "gemm_ratio")) {
+        for (int i = 0; bg && i < bg->n; i++)
+            if (bg->gs[i].dt == row->dt)
+                bgs = &bg->gs[i];
+        if (!bgs)
+            return err_set(e, "calib/published.tsv: gemm_ratio for %s %s "
+                              "needs a %s grid of the GPU it derives from",
+                           row->gpu, dtype_name(row->dt), dtype_name(row->dt));
+        t = ratio_as_tflops(row, gf, bg->g, bgs);
+    }
+    x->dt = row->dt;
+    x->scale = gemm_scale(gf, g, &t);
+    x->cap = 0;
+    double peak = grid_peak(g, row->dt);
+    if (is_kind(row, "gemm_max_tflops"))
+        x->cap = t.value * 1e12 / peak;
+    if (bgs) { /* the base's grid times the ratio at every shape, its cap
+                  included, not re-matched at one (perhaps capped) shape */
+        double r = row->value * grid_peak(bg->g, row->dt) / peak;
+        x->scale = bgs->scale * r;
+        x->cap = bgs->cap * r;
+    }
+    grid_note(x->src, sizeof x->src, shape, x, row, &t, bg ? bg->g->name : "");
+    return 0;
+}
+
+static int derive(const cfg_fit_gpu *d, const base_grids *bg,
                   const gemm_fit *gf, const mem_fit *mf, const char *src,
                   const char *out, gpu_catalog *cat, const pub *pubs, int npub,
                   llm_err *e)
 {
+    const gpu_spec *base = bg->g;
     const gpu_spec *g = gpu_find(cat, d->gpu);
     if (!g)
         return err_set(e, "GPU %s missing from the catalog", d->gpu);
     grid_spec gs[DT_COUNT];
-    int ngs = 0;
-    double s16 = 1;
-    char note16[600];
-    snprintf(note16, sizeof note16, "shape and efficiency of %s (%s); no "
-             "published %s measurement", base->name, src, g->name);
+    int ngs = 2;
+    char shape[160];
+    snprintf(shape, sizeof shape, "shape of %s fit", base->name);
+    gs[0] = (grid_spec){DT_FP16, 1, 0, ""};
+    snprintf(gs[0].src, sizeof gs[0].src, "shape and efficiency of %s (%s); "
+             "no published %s measurement", base->name, src, g->name);
     for (int i = 0; i < npub; i++) /* a published bf16/fp16 GEMM sets both */
-        if (strcmp(pubs[i].gpu, g->name) == 0 &&
-            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
-            (pubs[i].dt == DT_BF16 || pubs[i].dt == DT_FP16)) {
-            s16 = gemm_scale(gf, g, &pubs[i]);
-            snprintf(note16, sizeof note16, "shape of %s fit x %.3f to match "
-                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", base->name, s16,
-                     pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
-                     pubs[i].src);
-        }
-    gs[ngs++] = (grid_spec){DT_FP16, s16, ""};
-    gs[ngs++] = (grid_spec){DT_BF16, s16, ""};
-    snprintf(gs[0].src, sizeof gs[0].src, "%s", note16);
-    snprintf(gs[1].src, sizeof gs[1].src, "%s", note16);
+        if (is_gemm_row(&pubs[i], g->name) &&
+            (pubs[i].dt == DT_BF16 || pubs[i].dt == DT_FP16) &&
+            grid_from_row(&pubs[i], gf, g, bg, shape, &gs[0], e))
+            return -1;
+    gs[0].dt = DT_FP16;
+    gs[1] = gs[0];
+    gs[1].dt = DT_BF16;
     for (int i = 0; i < npub; i++)
-        if (strcmp(pubs[i].gpu, g->name) == 0 &&
-            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
-            pubs[i].dt != DT_FP16 && pubs[i].dt != DT_BF16 &&
-            pubs[i].dt < DT_COUNT && g->peak_flops[pubs[i].dt] > 0) {
-            grid_spec *x = &gs[ngs++];
-            x->dt = pubs[i].dt;
-            x->scale = gemm_scale(gf, g, &pubs[i]);
-            snprintf(x->src, sizeof x->src, "shape of %s fit x %.3f to match "
-                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", base->name,
-                     x->scale, pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
-                     pubs[i].src);
-        }
+        if (is_gemm_row(&pubs[i], g->name) && pubs[i].dt != DT_FP16 &&
+            pubs[i].dt != DT_BF16 && pubs[i].dt < DT_COUNT &&
+            g->peak_flops[pubs[i].dt] > 0 &&
+            grid_from_row(&pubs[i], gf, g, bg, shape, &gs[ngs++], e))
+            return -1;
     double sh = 1;
     char hsrc[600];
     snprintf(hsrc, sizeof hsrc, "curves of %s (%s); no published %s "
@@ -469,7 +579,7 @@ static int derive(const cfg_fit_gpu *d, const gpu_spec *base,
     if (write_hbm(p, g, mf, sh, hsrc, e))
         return -1;
     printf("%s: derived from %s; GEMM x %.3f, bandwidth x %.3f\n", g->name,
-           base->name, s16, sh);
+           base->name, gs[0].scale, sh);
     return write_support(dir, d->flash_fwd, d->flash_src, e);
 }
 
@@ -508,23 +618,20 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
         rc = err_set(e, "%s: cannot create: %s", odir, strerror(errno));
     grid_spec gs[DT_COUNT];
     int ngs = 0;
-    gs[ngs++] = (grid_spec){DT_FP16, 1, ""};
-    gs[ngs++] = (grid_spec){DT_BF16, 1, ""};
+    gs[ngs++] = (grid_spec){DT_FP16, 1, 0, ""};
+    gs[ngs++] = (grid_spec){DT_BF16, 1, 0, ""};
     snprintf(gs[0].src, sizeof gs[0].src, "%s", src);
     snprintf(gs[1].src, sizeof gs[1].src, "%s; bf16 = fp16 (same peak)", src);
-    for (int i = 0; i < npub; i++)
-        if (strcmp(pubs[i].gpu, gpu) == 0 &&
-            strcmp(pubs[i].kind, "gemm_tflops") == 0 &&
-            pubs[i].dt != DT_FP16 && pubs[i].dt != DT_BF16 &&
-            pubs[i].dt < DT_COUNT && g->peak_flops[pubs[i].dt] > 0) {
-            grid_spec *x = &gs[ngs++];
-            x->dt = pubs[i].dt;
-            x->scale = gemm_scale(&gf, g, &pubs[i]);
-            snprintf(x->src, sizeof x->src, "fp16 fit shape x %.3f to match "
-                     "%.1f TFLOP/s at %.0fx%.0fx%.0f: %s", x->scale,
-                     pubs[i].value, pubs[i].m, pubs[i].n, pubs[i].k,
-                     pubs[i].src);
-        }
+    for (int i = 0; rc == 0 && i < npub; i++)
+        if (is_gemm_row(&pubs[i], gpu) && is_kind(&pubs[i], "gemm_ratio"))
+            rc = err_set(e, "calib/published.tsv: gemm_ratio for %s, a GPU "
+                            "with traces of its own (a ratio needs the base "
+                            "GPU a derived one is scaled from)", gpu);
+        else if (is_gemm_row(&pubs[i], gpu) && pubs[i].dt != DT_FP16 &&
+                 pubs[i].dt != DT_BF16 && pubs[i].dt < DT_COUNT &&
+                 g->peak_flops[pubs[i].dt] > 0)
+            rc = grid_from_row(&pubs[i], &gf, g, NULL, "fp16 fit shape",
+                               &gs[ngs++], e);
     if (rc == 0) {
         snprintf(p, sizeof p, "%s/gemm.tsv", odir);
         rc = write_gemm(p, g, &gf, gs, ngs, e);
@@ -535,7 +642,8 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
     }
     for (int k = 0; rc == 0 && k < fits->n; k++)
         if (strcmp(fits->g[k].derived_from, gpu) == 0)
-            rc = derive(&fits->g[k], g, &gf, mf, src, out, cat, pubs, npub, e);
+            rc = derive(&fits->g[k], &(base_grids){g, gs, ngs}, &gf, mf,
+                        src, out, cat, pubs, npub, e);
     if (rc == 0)
         rc = write_support(odir, fits->g[me].flash_fwd, fits->g[me].flash_src,
                            e);
