@@ -677,6 +677,41 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
     return rc;
 }
 
+/* A gemm_ratio row must scale a grid that will exist: its GPU derived
+ * from a traced one, which has a grid of that dtype (16-bit always; any
+ * other from a published row of its own).  Checked before any table is
+ * written, so a bad row leaves the tables as they were. */
+static int check_ratios(const pub *pubs, int npub, const fit_list *fits,
+                        llm_err *e)
+{
+    for (int i = 0; i < npub; i++) {
+        if (!is_kind(&pubs[i], "gemm_ratio"))
+            continue;
+        const char *base = NULL;
+        for (int k = 0; k < fits->n; k++)
+            if (strcmp(fits->g[k].gpu, pubs[i].gpu) == 0 &&
+                fits->g[k].derived_from[0])
+                base = fits->g[k].derived_from;
+        if (!base)
+            return err_set(e, "calib/published.tsv: gemm_ratio for %s: "
+                              "expected a GPU derived from another in "
+                              "calib/fit.tsv (a ratio scales its base's grid)",
+                           pubs[i].gpu);
+        bool has = pubs[i].dt == DT_FP16 || pubs[i].dt == DT_BF16;
+        for (int k = 0; !has && k < npub; k++)
+            has = strcmp(pubs[k].gpu, base) == 0 && pubs[k].dt == pubs[i].dt &&
+                  (is_kind(&pubs[k], "gemm_tflops") ||
+                   is_kind(&pubs[k], "gemm_max_tflops"));
+        if (!has)
+            return err_set(e, "calib/published.tsv: gemm_ratio for %s %s: "
+                              "%s has no %s grid to scale (expected a "
+                              "gemm_tflops row for it)", pubs[i].gpu,
+                           dtype_name(pubs[i].dt), base,
+                           dtype_name(pubs[i].dt));
+    }
+    return 0;
+}
+
 static int run_bench(const char *gpu_name, gpu_catalog *cat, const char *out,
                      llm_err *e)
 {
@@ -768,6 +803,8 @@ static int run(int argc, char **argv, llm_err *e)
         rc = load_published(pp, &pubs, &npub, e) ||
              cfg_load_fit_gpus(cfg_datadir(), &fg, &fits.n, e);
         fits.g = fg;
+        if (rc == 0)
+            rc = check_ratios(pubs, npub, &fits, e);
         for (int i = 0; rc == 0 && i < fits.n; i++)
             if (fg[i].traces[0])
                 rc = fit_one(tdir, odir, &fits, i, &cat, pubs, npub, e);

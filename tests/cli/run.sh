@@ -666,6 +666,22 @@ run 1 serve-bad-power -- $SV --rate 1 --prompt-len 5 --output-len 5 --requests 2
 if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
 has 'power.tsv:2: idle_w'
 quiet
+# a gemm_ratio row for a traced GPU, and one whose base has no grid of that
+# dtype: refused before any table is written
+for bad_ratio in 'a100-sxm-80gb\tgemm_ratio\tfp8' 'h800-sxm\tgemm_ratio\tfp4'; do
+    cp calib/published.tsv "$tmp/published.tsv"
+    rm "$tmp/data/calib/published.tsv"
+    { cat "$tmp/published.tsv"; printf "$bad_ratio\t64\t64\t64\t0.9\tx\ts\tn\n"; } \
+        >"$tmp/data/calib/published.tsv"
+    rm -rf "$tmp/ratio-out" && mkdir -p "$tmp/ratio-out"
+    LLMSIM_DATA="$tmp/data"
+    export LLMSIM_DATA
+    run 1 calibrate-bad-ratio -- calibrate --fit --out "$tmp/ratio-out"
+    if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
+    has 'published.tsv: gemm_ratio for (a100-sxm-80gb: expected a GPU derived|h800-sxm fp4: h100-sxm has no fp4 grid)'
+    if [ -n "$(ls "$tmp/ratio-out")" ]; then bad "a refused calibrate wrote tables"; else ok; fi
+done
+rm "$tmp/data/calib/published.tsv" && ln -s "$PWD/calib/published.tsv" "$tmp/data/calib/published.tsv"
 run 1 serve-trace-missing-column -- $SV --trace tests/bad/trace-missing-column.csv
 has 'trace-missing-column.csv:3: GeneratedTokens'
 quiet
