@@ -273,6 +273,10 @@ int rserve_csv(const char *path, const exp_serve_out *o, llm_err *e)
 
 /* ---- the Chrome trace, streamed -------------------------------------------- */
 
+/* The host's track of a replica: past its pipeline stages (at most 64,
+ * sim/serve/serve.c check_input) */
+#define HOST_TID 64
+
 static void ev_printf(rserve_trace *tr, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -301,12 +305,20 @@ static void on_replica(void *ctx, int inst, int pool, int npools, int index,
         ev_printf(tr, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
                   "\"tid\":%d,\"args\":{\"name\":\"stage %d\"}}", inst + 1, s,
                   s);
+    ev_printf(tr, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
+              "\"tid\":%d,\"args\":{\"name\":\"host (scheduling, launch)\"}}",
+              inst + 1, HOST_TID);
 }
 
 static void on_batch(void *ctx, int inst, int stage, int64_t t_ns,
-                     double dur_s, int prefill, int decode, int tokens)
+                     double dur_s, double host_s, int prefill, int decode,
+                     int tokens)
 {
     rserve_trace *tr = ctx;
+    if (host_s > 0) /* the host's part comes first in the iteration */
+        ev_printf(tr, "{\"name\":\"host\",\"ph\":\"X\",\"pid\":%d,"
+                  "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", inst + 1, HOST_TID,
+                  t_ns * 1e-3, host_s * 1e6);
     if (stage == 0)
         ev_printf(tr, "{\"name\":\"%d prefill + %d decode\",\"ph\":\"X\","
                   "\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,\"args\":"

@@ -48,6 +48,7 @@ typedef struct batch {
     int *ids;                /* requests, and the tokens of each */
     int *c;
     double *stage_s, *p2p_s; /* per stage */
+    double host_s;           /* of stage_s[0], the host's exposed time */
     int64_t t0;
     bool used;
 } batch;
@@ -707,6 +708,7 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
     B->stage_s[0] += host + swap_s(S, I, b->swap_out_blocks, false) +
                      swap_s(S, I, b->swap_in_blocks, true);
     I->host_s += host;
+    B->host_s = host;
     I->iter_s += B->stage_s[0];
     return S->failed ? -1 : 0;
 }
@@ -742,8 +744,8 @@ static void launch(sim *S, inst *I, batch *B)
         tokens += B->c[i];
     }
     if (S->ev && S->ev->batch)
-        S->ev->batch(S->ev->ctx, B->inst, 0, now, B->stage_s[0], pre,
-                     B->n - pre, tokens);
+        S->ev->batch(S->ev->ctx, B->inst, 0, now, B->stage_s[0], B->host_s,
+                     pre, B->n - pre, tokens);
     if (S->ev && S->ev->kv_used)
         S->ev->kv_used(S->ev->ctx, B->inst, now,
                        I->total_blocks - I->free_blocks);
@@ -900,6 +902,7 @@ static void on_stage_done(engine *eng, void *ctx, uint64_t arg)
     I->stage_free[s + 1] = start + ns(B->stage_s[s + 1]);
     if (S->ev && S->ev->batch)
         S->ev->batch(S->ev->ctx, B->inst, s + 1, start, B->stage_s[s + 1], 0,
+                     0,
                      0, 0);
     engine_at(eng, I->stage_free[s + 1], on_stage_done, S, arg);
     if (s == 0)

@@ -96,10 +96,12 @@ typedef struct serve_events {
      * pipeline stages */
     void (*replica)(void *ctx, int inst, int pool, int npools, int index,
                     int gpu_first, int gpu_last, int stages);
-    /* a batch starts on a stage: its prefill and decode sequences and
-     * tokens (stage 0), and the KV blocks in use as it starts */
+    /* a batch starts on a stage: its time, of it (stage 0) the host's
+     * exposed scheduling and launch time, which comes first, its prefill
+     * and decode sequences and tokens (stage 0), and the KV blocks in use
+     * as it starts */
     void (*batch)(void *ctx, int inst, int stage, int64_t t_ns, double dur_s,
-                  int prefill, int decode, int tokens);
+                  double host_s, int prefill, int decode, int tokens);
     void (*kv_used)(void *ctx, int inst, int64_t t_ns, int blocks);
     /* after a disaggregated run: the links that carried KV caches, then
      * each request's transfer on each link of its route */

@@ -599,6 +599,17 @@ has 'azure-llm-2023-conv.csv: 200 requests'
 if [ "$(wc -l <"$tmp/req.csv")" -eq 201 ]; then ok; else bad "per-request CSV lacks rows"; fi
 if head -1 "$tmp/req.csv" | grep -q '^id,arrival_s,first_token_s,finish_s,prompt_tokens,output_tokens,replica'; then ok; else bad "CSV header"; fi
 if grep -q '"traceEvents"' "$tmp/chrome.json" && grep -q 'kv blocks used' "$tmp/chrome.json"; then ok; else bad "chrome trace"; fi
+# the host's exposed time is on the trace, one span an iteration on the host
+# track, and its share of stage 0's time is the report's host_fraction
+run 0 serve-trace-host -- serve --model llama-2-7b --cluster dgx-h100 --tp 1 --engine vllm-v0 --rate 4 \
+    --requests 50 --prompt-len 512 --output-len 128 --json --trace "$tmp/host.json"
+hf=$(sed -n 's/.*"host_fraction": \([0-9.e-]*\).*/\1/p' "$tmp/out" | head -1)
+share=$(awk -F'"dur":' '/"tid":64,/ && /"name":"host"/ {split($2, a, "}"); h += a[1]}
+    /"tid":0,/ && /prefill \+/ {split($2, a, ","); g += a[1]}
+    END {if (g > 0) printf "%.6f", h / g}' "$tmp/host.json")
+if [ -n "$hf" ] && [ -n "$share" ] && awk -v a="$hf" -v b="$share" 'BEGIN {exit !(a > 0.05 && (a - b < 1e-4 && b - a < 1e-4))}'; then ok; else
+    bad "host spans on the trace ($share of stage 0) differ from host_fraction ($hf)"; fi
+if grep -q '"name":"host (scheduling, launch)"' "$tmp/host.json"; then ok; else bad "no host track name"; fi
 run 0 serve-config -- serve configs/serve-llama2-70b-8xh100.cfg --set workload.requests=300 --json
 has '"requests_completed": 300,'
 run 0 serve-disagg-config -- serve configs/serve-llama2-70b-disagg-2xh100.cfg --set workload.requests=200
