@@ -135,15 +135,13 @@ static int load_traces(const char *dir, points *gemm, points *mem, int *files,
 static const double grid[] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
 #define NGRID ((int)(sizeof grid / sizeof grid[0]))
 
-/* One grid of a table: a dtype, the fit it comes from, a scale matching a
- * published measurement, and the words that say so. */
 /* One dtype's grid: the fitted shape times scale, and no shape above cap
  * (a fraction of the dtype's peak FLOP/s; 0: no cap) where the published
  * figure is the best of a search over shapes. */
 typedef struct grid_spec {
     dtype dt;
     double scale, cap;
-    char src[1024];
+    char src[1024]; /* the words that say so */
 } grid_spec;
 
 /* Bytes a GEMM in dt moves: inputs in dt, outputs in 16-bit for 8-bit and
@@ -288,46 +286,30 @@ static int load_published(const char *path, pub **out, int *n, llm_err *e)
 }
 
 /* The factor that makes the fitted shape reproduce a published GEMM on
- * GPU g: measured efficiency / modelled efficiency at that shape. */
-static void gemm_work(const pub *p, double *flops, double *bytes)
-{
-    *flops = 2 * p->m * p->n * p->k;
-    *bytes = gemm_bytes(p->dt, p->m, p->n, p->k);
-}
-
+ * GPU g: modelled time / measured time at that shape. */
 static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
 {
-    double peak = g->peak_flops[p->dt], fl, by;
-    gemm_work(p, &fl, &by);
-    double t = gemm_fit_time(f, g, peak, p->m, p->n, p->k, fl, by);
-    double roof = fl / peak > by / g->mem_bw_Bps ? fl / peak
-                                                 : by / g->mem_bw_Bps;
-    double measured = fl / (p->value * 1e12);
-    double s = (roof / measured) / (roof / t);
+    const grid_spec fit = {p->dt, 1, 0, ""};
+    double by = gemm_bytes(p->dt, p->m, p->n, p->k);
+    double measured = 2 * p->m * p->n * p->k / (p->value * 1e12);
+    double s = grid_time(f, g, &fit, p->m, p->n, p->k, by) / measured;
     /* never so far that the largest shapes would beat the roofline: a
      * measurement above the datasheet peak (a GeForce card boosting past
      * its rated clock) saturates there instead of spreading to every shape */
-    double big = 65536, bf = 2 * big * big * big;
-    double bb = gemm_bytes(p->dt, big, big, big);
-    double bt = gemm_fit_time(f, g, peak, big, big, big, bf, bb);
-    double best = (bf / peak) / bt;
+    double big = 65536;
+    double best = grid_eff(f, g, &fit, big, big, big,
+                           gemm_bytes(p->dt, big, big, big));
     return s * best > 1 ? 1 / best : s;
 }
 
-/* A published ratio (kind gemm_ratio): this GPU's GEMM throughput over
- * its base GPU's at one shape, both timed by one harness.  It becomes the
- * throughput the base's own grid gives there times the ratio, so the
- * derived grid keeps the base grid's basis (H200 FP8: Azure's cuBLASLt run
- * on ND H200 v5 and ND H100 v5, against H100's MAMF-scaled grid). */
-static pub ratio_as_tflops(const pub *r, const gemm_fit *f,
+/* The throughput a gemm_ratio row stands for, for its grid's note: the
+ * base's grid at the row's shape times the ratio. */
+static double ratio_tflops(const pub *r, const gemm_fit *f,
                            const gpu_spec *base, const grid_spec *bgs)
 {
-    pub p = *r;
-    double fl, by;
-    gemm_work(r, &fl, &by);
-    p.value = r->value * fl / grid_time(f, base, bgs, r->m, r->n, r->k, by) /
-              1e12;
-    return p;
+    double by = gemm_bytes(r->dt, r->m, r->n, r->k);
+    return r->value * 2 * r->m * r->n * r->k /
+           grid_time(f, base, bgs, r->m, r->n, r->k, by) / 1e12;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -467,14 +449,14 @@ static bool is_gemm_row(const pub *p, const char *gpu)
 /* The source column of a grid: the shape it scales, what it was scaled
  * to, and the cap that holds it. */
 static void grid_note(char *buf, size_t size, const char *shape,
-                      const grid_spec *x, const pub *row, const pub *target,
+                      const grid_spec *x, const pub *row, double ratio_tflops,
                       const char *base)
 {
     char what[200], cap[160] = "";
     if (is_kind(row, "gemm_ratio"))
         snprintf(what, sizeof what, "%.4f x %s's grid (%.1f TFLOP/s) at "
                  "%.0fx%.0fx%.0f, a ratio timed by one harness on both",
-                 row->value, base, target->value, row->m, row->n, row->k);
+                 row->value, base, ratio_tflops, row->m, row->n, row->k);
     else
         snprintf(what, sizeof what, "%.1f TFLOP/s at %.0fx%.0fx%.0f",
                  row->value, row->m, row->n, row->k);
@@ -487,17 +469,21 @@ static void grid_note(char *buf, size_t size, const char *shape,
              cap, row->src);
 }
 
-/* One published row as a grid: scaled to match it at its shape; capped
- * where it is the best of a search over shapes (MAMF, gpu_benchmark's
- * Optuna search: no shape beats it) or, for a ratio, where the base grid
- * is.  bg is NULL for a traced GPU. */
+/* One published row as a grid: scaled to match it at its shape, and
+ * capped there where it is the best of a search over shapes (MAMF,
+ * gpu_benchmark's Optuna search: no shape beats it); a ratio is the base's
+ * grid times the ratio at every shape, its cap included, so the derived
+ * grid keeps the base's basis (H200 FP8: Azure's cuBLASLt run on ND H200
+ * v5 and ND H100 v5, against H100's MAMF-scaled grid).  bg is NULL for a
+ * traced GPU. */
 static int grid_from_row(const pub *row, const gemm_fit *gf,
                          const gpu_spec *g, const base_grids *bg,
                          const char *shape, grid_spec *x, llm_err *e)
 {
-    pub t = *row;
-    const grid_spec *bgs = NULL;
+    double peak = grid_peak(g, row->dt), tflops = 0;
+    x->dt = row->dt;
     if (is_kind(row, "gemm_ratio")) {
+        const grid_spec *bgs = NULL;
         for (int i = 0; bg && i < bg->n; i++)
             if (bg->gs[i].dt == row->dt)
                 bgs = &bg->gs[i];
@@ -505,21 +491,17 @@ static int grid_from_row(const pub *row, const gemm_fit *gf,
             return err_set(e, "calib/published.tsv: gemm_ratio for %s %s "
                               "needs a %s grid of the GPU it derives from",
                            row->gpu, dtype_name(row->dt), dtype_name(row->dt));
-        t = ratio_as_tflops(row, gf, bg->g, bgs);
-    }
-    x->dt = row->dt;
-    x->scale = gemm_scale(gf, g, &t);
-    x->cap = 0;
-    double peak = grid_peak(g, row->dt);
-    if (is_kind(row, "gemm_max_tflops"))
-        x->cap = t.value * 1e12 / peak;
-    if (bgs) { /* the base's grid times the ratio at every shape, its cap
-                  included, not re-matched at one (perhaps capped) shape */
         double r = row->value * grid_peak(bg->g, row->dt) / peak;
         x->scale = bgs->scale * r;
         x->cap = bgs->cap * r;
+        tflops = ratio_tflops(row, gf, bg->g, bgs);
+    } else {
+        x->scale = gemm_scale(gf, g, row);
+        x->cap = is_kind(row, "gemm_max_tflops") ? row->value * 1e12 / peak
+                                                  : 0;
     }
-    grid_note(x->src, sizeof x->src, shape, x, row, &t, bg ? bg->g->name : "");
+    grid_note(x->src, sizeof x->src, shape, x, row, tflops,
+              bg ? bg->g->name : "");
     return 0;
 }
 
@@ -622,14 +604,10 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
     gs[ngs++] = (grid_spec){DT_BF16, 1, 0, ""};
     snprintf(gs[0].src, sizeof gs[0].src, "%s", src);
     snprintf(gs[1].src, sizeof gs[1].src, "%s; bf16 = fp16 (same peak)", src);
-    for (int i = 0; rc == 0 && i < npub; i++)
-        if (is_gemm_row(&pubs[i], gpu) && is_kind(&pubs[i], "gemm_ratio"))
-            rc = err_set(e, "calib/published.tsv: gemm_ratio for %s, a GPU "
-                            "with traces of its own (a ratio needs the base "
-                            "GPU a derived one is scaled from)", gpu);
-        else if (is_gemm_row(&pubs[i], gpu) && pubs[i].dt != DT_FP16 &&
-                 pubs[i].dt != DT_BF16 && pubs[i].dt < DT_COUNT &&
-                 g->peak_flops[pubs[i].dt] > 0)
+    for (int i = 0; rc == 0 && i < npub; i++) /* ratios: check_ratios */
+        if (is_gemm_row(&pubs[i], gpu) && pubs[i].dt != DT_FP16 &&
+            pubs[i].dt != DT_BF16 && pubs[i].dt < DT_COUNT &&
+            g->peak_flops[pubs[i].dt] > 0)
             rc = grid_from_row(&pubs[i], &gf, g, NULL, "fp16 fit shape",
                                &gs[ngs++], e);
     if (rc == 0) {
@@ -705,7 +683,8 @@ static int check_ratios(const pub *pubs, int npub, const fit_list *fits,
         if (!has)
             return err_set(e, "calib/published.tsv: gemm_ratio for %s %s: "
                               "%s has no %s grid to scale (expected a "
-                              "gemm_tflops row for it)", pubs[i].gpu,
+                              "gemm_tflops or gemm_max_tflops row for it)",
+                           pubs[i].gpu,
                            dtype_name(pubs[i].dt), base,
                            dtype_name(pubs[i].dt));
     }
