@@ -426,20 +426,29 @@ static void test_hopper_variants_tables(void **state)
     }
 }
 
-/* A GPU's GEMM throughput in TFLOP/s through its shipped tables. */
-static double gemm_tflops(const char *gpu, dtype dt, double m, double n,
+/* A GPU and its shipped tables. */
+typedef struct gpu_tables {
+    const gpu_spec *g;
+    cost_calib c;
+} gpu_tables;
+
+static void tables_load(gpu_tables *t, const char *gpu)
+{
+    llm_err e;
+    t->g = gpu_find(&cat, gpu);
+    assert_non_null(t->g);
+    assert_int_equal(cfg_load_cost_calib(".", &cat, t->g, &t->c, &e), 0);
+}
+
+/* A GEMM's throughput in TFLOP/s through a GPU's tables. */
+static double gemm_tflops(const gpu_tables *t, dtype dt, double m, double n,
                           double k)
 {
-    const gpu_spec *g = gpu_find(&cat, gpu);
-    assert_non_null(g);
-    cost_calib c;
-    llm_err e;
-    assert_int_equal(cfg_load_cost_calib(".", &cat, g, &c, &e), 0);
     cost_op op = {.kind = OP_GEMM, .dt = dt, .m = m, .n = n, .k = k,
                   .batch = 1};
     cost_result r;
-    assert_int_equal(cost_predict(&c, g, &op, 0, &r, &e), 0);
-    cost_calib_free(&c);
+    llm_err e;
+    assert_int_equal(cost_predict(&t->c, t->g, &op, 0, &r, &e), 0);
     return 2 * m * n * k / r.kernel_s / 1e12;
 }
 
@@ -461,14 +470,17 @@ static void test_gemm_grid_envelopes(void **state)
                {"gh200-96gb", DT_BF16, 852.5}, {"h200", DT_FP8, 1402.6 * 0.992}};
     const double dims[] = {2048, 4096, 8192, 14336, 16384, 32768, 65536};
     for (size_t i = 0; i < sizeof top / sizeof top[0]; i++) {
+        gpu_tables gt;
+        tables_load(&gt, top[i].gpu);
         double best = 0;
         for (int a = 0; a < 7; a++)
             for (int b = 0; b < 7; b++)
                 for (int c = 0; c < 7; c++) {
-                    double t = gemm_tflops(top[i].gpu, top[i].dt, dims[a],
-                                           dims[b], dims[c]);
+                    double t = gemm_tflops(&gt, top[i].dt, dims[a], dims[b],
+                                           dims[c]);
                     best = t > best ? t : best;
                 }
+        cost_calib_free(&gt.c);
         if (best > top[i].best_tflops * 1.001)
             fail_msg("%s: %.1f TFLOP/s above its envelope %.1f", top[i].gpu,
                      best, top[i].best_tflops);
@@ -477,13 +489,18 @@ static void test_gemm_grid_envelopes(void **state)
         double peak = gpu_find(&cat, top[i].gpu)->peak_flops[top[i].dt] / 1e12;
         assert_true(best > fmin(top[i].best_tflops, peak) * 0.97);
     }
+    gpu_tables h200, h100;
+    tables_load(&h200, "h200");
+    tables_load(&h100, "h100-sxm");
     double big = 16384;
-    double r = gemm_tflops("h200", DT_FP8, big, big, big) /
-               gemm_tflops("h100-sxm", DT_FP8, big, big, big);
+    double r = gemm_tflops(&h200, DT_FP8, big, big, big) /
+               gemm_tflops(&h100, DT_FP8, big, big, big);
     assert_true(fabs(r - 1366.3 / 1377.3) < 0.005);
-    r = gemm_tflops("h200", DT_FP8, 1024, 9216, 14336) /
-        gemm_tflops("h100-sxm", DT_FP8, 1024, 9216, 14336);
+    r = gemm_tflops(&h200, DT_FP8, 1024, 9216, 14336) /
+        gemm_tflops(&h100, DT_FP8, 1024, 9216, 14336);
     assert_true(r > 0.97 && r < 1.03);
+    cost_calib_free(&h200.c);
+    cost_calib_free(&h100.c);
 }
 
 #define FIT_HEAD "gpu\ttraces\tderived_from\tflash_fwd_peak_fraction\tsource\n"
