@@ -15,12 +15,16 @@
 #                                   no table, page or gate (ONLY=FILE: just
 #                                   the case ids listed in FILE); for
 #                                   calib/fit-training-load.sh
-update=0 only_training=0
+#   sh tests/validate.sh --collectives-only
+#                                   the same for the collectives suite
+#                                   (calib/fit-nccl-host.sh)
+update=0 only_training=0 only_coll=0
 case "${1-}" in
 "") ;;
 --update) update=1 ;;
 --training-only) only_training=1 ;;
-*) echo "usage: validate.sh [--update | --training-only]" >&2; exit 2 ;;
+--collectives-only) only_coll=1 ;;
+*) echo "usage: validate.sh [--update | --training-only | --collectives-only]" >&2; exit 2 ;;
 esac
 base=tests/validation/baseline.tsv
 doc=docs/validation.md
@@ -42,10 +46,15 @@ row() {
 
 collectives() {
     f=tests/validation/collectives.tsv
-    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite cluster gpus nodes op algo size metric measured unit source notes; do
+    gflag=0
+    $L help collective 2>/dev/null | grep -q -- '-g N' && gflag=1
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite cluster role gpus nodes op algo size launch metric measured unit source notes; do
         [ -n "$id" ] || continue
+        [ -z "${ONLY-}" ] || grep -qx "$id" "$ONLY" || continue
         set -- --cluster "$cluster" --gpus "$gpus" --op "$op" --algo "$algo" \
             -b "$size" -e "$size" --csv
+        # -g where the binary has it: one without still runs every case
+        [ "$gflag" = 1 ] && set -- "$@" -g "$launch"
         [ "$nodes" -gt 1 ] && set -- "$@" --nodes "$nodes"
         # the bandwidth-bound end of each curve, where the issue's 10% holds
         [ "$size" -ge 268435456 ] && echo "$id" >>"$large"
@@ -196,8 +205,8 @@ serving() {
     done
 }
 
-if [ "$only_training" = 1 ]; then
-    training
+if [ "$only_training" = 1 ] || [ "$only_coll" = 1 ]; then
+    if [ "$only_training" = 1 ]; then training; else collectives; fi
     mv "$tmp" "$out"
     exit 0
 fi
@@ -286,6 +295,35 @@ END {
     line("all", SUBSEP "all")
 }' "$roles" "$out"
 done
+# collectives by the issue's three message-size bands, fit apart from check
+awk -F'\t' "$(cat tests/validate-stats.awk)"'
+FILENAME == ARGV[1] { if ($0 !~ /^#/ && $1 != "id" && $1 != "") { ro[$1] = $4; sz[$1] = $9 }; next }
+FNR == 1 || $1 != "collectives" { next }
+{
+    b = sz[$2] < 1048576 ? 1 : sz[$2] < 67108864 ? 2 : 3
+    for (q = 1; q <= 2; q++) {
+        g = q == 1 ? b SUBSEP ro[$2] : b SUBSEP "all"
+        if (!simulated($6)) { bad[g]++; continue }
+        e[g, ++n[g]] = abs($6)
+        if (abs($6) >= mx[g]) { mx[g] = abs($6); mc[g] = $2 }
+    }
+}
+END {
+    split("< 1 MiB|1-64 MiB|>= 64 MiB", name, "|")
+    printf "\ncollectives by message size (role rule: tests/validation/collectives.tsv)\n"
+    printf "  %-10s %-30s %-30s %s\n", "size", "fit: cases, median, worst", "check: the same", "all: the same"
+    for (b = 1; b <= 3; b++) {
+        printf "  %-10s", name[b]
+        split("fit check all", rs, " ")
+        for (i = 1; i <= 3; i++) {
+            g = b SUBSEP rs[i]; k = n[g] + 0
+            for (j = 1; j <= k; j++) v[j] = e[g, j]
+            if (k) printf " %3d %6.1f%% %7.1f%% %-10s", k, median(v, k), mx[g], "(" mc[g] ")"
+            else printf " %3d %6s %7s %-10s", 0, "-", "-", ""
+        }
+        printf "\n"
+    }
+}' tests/validation/collectives.tsv "$out"
 echo "report: $out"
 sh tests/validate-doc.sh "$out" "$doc" "$large" "$roles" || exit 2
 echo "page: $doc"
