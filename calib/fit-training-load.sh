@@ -11,26 +11,9 @@
 #   sh calib/fit-training-load.sh            every group
 #   sh calib/fit-training-load.sh hopper     one group
 set -u
-L=${LLMSIM:-./llmsim}
 tsv=calib/training-load.tsv
 cases=tests/validation/training.tsv
-[ -x "$L" ] && [ -f "$tsv" ] && [ -f "$cases" ] || {
-    echo "fit-training-load.sh: run from the repository root after make" >&2
-    exit 2
-}
-work=$(mktemp -d) || exit 1
-trap 'rm -rf "$work"' EXIT
-
-# a data directory that is this one but for its own copy of the table
-data=$work/data
-mkdir -p "$data/calib"
-for f in *; do
-    [ "$f" = calib ] || ln -s "$PWD/$f" "$data/$f"
-done
-for f in calib/*; do
-    [ "$f" = "$tsv" ] || ln -s "$PWD/$f" "$data/$f"
-done
-cp "$tsv" "$data/$tsv"
+. calib/fit-setup.sh
 
 # cluster_gpu CLUSTER: the GPU model of the cluster's topology
 cluster_gpu() {

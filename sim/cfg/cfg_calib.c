@@ -10,6 +10,7 @@
 
 #include "cfg/cfg.h"
 #include "base/tsv.h"
+#include "cfg/cfg_tsv.h"
 
 static int algo_of(const char *s)
 {
@@ -314,7 +315,11 @@ int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
     snprintf(p1, sizeof p1, "%s/calib/nccl-protocol.tsv", datadir);
     snprintf(p2, sizeof p2, "%s/calib/links.tsv", datadir);
     const char *cc = keys->nccl;
-    if (load_protocol(p1, cc, k, e) || load_links(p2, keys, k, e))
+    char p3[PATH_MAX];
+    snprintf(p3, sizeof p3, "%s/calib/nccl-host.tsv", datadir);
+    const cfg_key host[] = {{"call_us", 0, 1e4, "us", &k->call_us, NULL, 0}};
+    if (load_protocol(p1, cc, k, e) || load_links(p2, keys, k, e) ||
+        cfg_keyed_load(p3, NULL, host, 1, e))
         return -1;
     snprintf(k->source, sizeof k->source, "%s (NCCL model, %s); %s", p1, cc,
              p2);

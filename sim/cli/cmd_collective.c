@@ -13,7 +13,7 @@
 static const char usage[] =
     "usage: llmsim collective --cluster NAME|FILE --op OP [--gpus N] [--nodes N]\n"
     "           [-b MIN] [-e MAX] [-f FACTOR] [--algo ALGO] [--proto PROTO]\n"
-    "           [--p2p on|off] [--csv | --json]\n\n"
+    "           [-g GPUS_PER_THREAD] [--p2p on|off] [--csv | --json]\n\n"
     "Simulates a collective on the topology's first N GPUs for each size from\n"
     "-b to -e (x -f each time), as nccl-tests' *_perf does, and prints size,\n"
     "count, type, redop, time (us), algbw and busbw (GB/s) with nccl-tests'\n"
@@ -25,6 +25,10 @@ static const char usage[] =
     "  --proto    auto LL LL128 Simple\n"
     "  --nodes N  join N copies of a node type on its default fabric\n"
     "  --p2p      override GPU peer-to-peer (e.g. a patched GeForce driver)\n"
+    "  -g N       GPUs one host thread drives, as nccl-tests -g (default 1:\n"
+    "             one process per GPU, as mpirun runs it): each call costs\n"
+    "             the host N x calib/nccl-host.tsv call_us, a floor at\n"
+    "             small sizes\n"
     "  -b, -e     sizes in bytes: 8, 1K, 1M, 8G (default 8 .. 8G); -f 2\n"
     "  --csv      size_bytes,count,type,redop,time_us,algbw_GBps,busbw_GBps\n"
     "  --links    after the table, the busiest links at the largest size\n"
@@ -38,6 +42,7 @@ typedef struct copts {
     const char *cluster;
     int op, algo, proto, csv, json, p2p, full, links;
     int gpus, nodes;
+    long per_thread; /* -g */
     double b, e, f;
 } copts;
 
@@ -46,7 +51,8 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
     static const struct option opts[] = {
         {"cluster", required_argument, 0, 'c'},
         {"op", required_argument, 0, 'o'},
-        {"gpus", required_argument, 0, 'g'},
+        {"gpus", required_argument, 0, 'N'},
+        {"gpus-per-thread", required_argument, 0, 'g'},
         {"nodes", required_argument, 0, 'n'},
         {"minbytes", required_argument, 0, 'b'},
         {"maxbytes", required_argument, 0, 'e'},
@@ -64,12 +70,12 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
     int ch;
     optind = 0; /* glibc: a full reset, a half-read "-xy" included */
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":b:e:f:", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":b:e:f:g:", opts, NULL)) != -1) {
         int rc = 0;
         switch (ch) {
         case 'c': o->cluster = optarg; break;
         case 'o': rc = cmd_pick("--op", optarg, coll_op_names, COLL_OP_COUNT, &o->op, e); break;
-        case 'g':
+        case 'N':
             rc = cmd_setting_int(EXP_TRAIN, "gpus", optarg, &o->gpus, e);
             if (!rc && o->gpus < 2)
                 rc = err_set(e, "--gpus %d: a collective needs at least 2 "
@@ -77,6 +83,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
                                     EXP_TRAIN, "gpus")->hi);
             break;
         case 'n': rc = cmd_setting_int(EXP_TRAIN, "nodes", optarg, &o->nodes, e); break;
+        case 'g': rc = util_parse_int("-g", optarg, 1, 1024, &o->per_thread, e); break;
         case 'b': rc = util_parse_size("-b", optarg, &o->b, e); break;
         case 'e': rc = util_parse_size("-e", optarg, &o->e, e); break;
         case 'f': rc = util_parse_double("-f", optarg, 1.01, 1024, &o->f, e); break;
@@ -131,7 +138,8 @@ static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
         coll_req q = {.op = (coll_op)o->op, .algo = (coll_algo)o->algo,
                       .proto = (coll_proto)o->proto, .ranks = ranks, .n = n,
                       .bytes = bytes, .full = o->full,
-                      .links = o->links && last};
+                      .links = o->links && last,
+                      .host_gpus = (int)o->per_thread};
         coll_result r;
         if (coll_time_alone(rt, cal, &q, &r, e))
             return -1;
@@ -161,6 +169,10 @@ static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
     if (n > (int)(sizeof ranks / sizeof ranks[0]))
         return err_set(e, "--gpus %d: at most %zu", n,
                        sizeof ranks / sizeof ranks[0]);
+    if (o->per_thread > n)
+        return err_set(e, "-g %ld: more GPUs per thread than the %d GPUs of "
+                          "the collective (expected 1..%d)", o->per_thread, n,
+                       n);
     for (int i = 0; i < n; i++)
         ranks[i] = i;
     /* the table is kept until every size ran: an error at any size
@@ -190,7 +202,7 @@ static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
 static int run(int argc, char **argv, llm_err *e)
 {
     copts o = {.op = -1, .algo = ALGO_AUTO, .proto = PROTO_AUTO, .p2p = -1,
-               .b = 8, .e = 8.0 * (1 << 30), .f = 2};
+               .b = 8, .e = 8.0 * (1 << 30), .f = 2, .per_thread = 1};
     if (parse(argc, argv, &o, e))
         return EXIT_BAD_INPUT;
     if (cmd_inputs_only)

@@ -68,6 +68,9 @@ typedef struct coll_calib {
      * ring moves, by the same scales; the SMs a ring kernel occupies */
     double ring_ch_Bps[3];
     double tree_factor;
+    /* microseconds of host time to issue one collective for one GPU (the
+     * NCCL call and its kernel launch: calib/nccl-host.tsv) */
+    double call_us;
     char source[512];
 } coll_calib;
 
@@ -82,6 +85,9 @@ typedef struct coll_req {
     bool full;    /* coll_time_alone: simulate every step anyway */
     bool links;   /* coll_time_alone: report the busiest links (implies
                      full: skipped steps would carry no bytes) */
+    /* coll_time_alone: the GPUs one host thread issues the collective for,
+     * back to back (nccl-tests -g); 0 = no host cost counted */
+    int host_gpus;
 } coll_req;
 
 /* How busy one link was: bytes over bandwidth x time. */
@@ -97,6 +103,7 @@ typedef struct coll_result {
     coll_algo algo;
     coll_proto proto;
     uint64_t events; /* engine events the simulation took */
+    bool host_bound; /* the host's calls, not the GPUs, set time_s */
     /* with coll_req.links: the busiest links, most utilized first */
     coll_link_use top[COLL_TOP_LINKS];
     int ntop;
@@ -123,7 +130,10 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *r,
 net *coll_idle_net(net_routes *rt, const coll_calib *cal, engine **eng);
 
 /* Simulates the collective alone on an idle network; with ALGO_AUTO /
- * PROTO_AUTO, every applicable choice and keeps the fastest. */
+ * PROTO_AUTO, every applicable choice and keeps the fastest.  With
+ * r->host_gpus, the time is that of one of many calls issued back to
+ * back, as nccl-tests times them: the GPUs' time or the host's
+ * (host_gpus x call_us, one call per GPU), whichever is longer. */
 int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *r,
                     coll_result *out, llm_err *e);
 

@@ -300,6 +300,22 @@ for fmt in --csv --json; do
         --algo nvls $fmt
     quiet
 done
+# -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
+# less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
+call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
+run 0 collective-host-bound -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8 -g 8 --csv
+if awk -F, -v c="$call" 'NR == 2 { t = $5 } END { d = t - 8 * c; exit !(d < 0.006 && d > -0.006) }' \
+    "$tmp/out"; then ok; else bad "8 B with -g 8: time is not 8 x call_us ($call us)"; fi
+run 0 collective-device-bound -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8 --csv
+# one call per thread: the GPUs' time (NCCL's ring/LL 6.6 us + 14 steps x 0.6 us = 15 us) stands
+if awk -F, 'NR == 2 { t = $5 } END { exit !(t > 14.9 && t < 15.2) }' "$tmp/out"; then ok; else
+    bad "8 B with -g 1: not the ring's 15 us"; fi
+run 1 collective-g-too-large -- collective --cluster dgx-h100 --op all_reduce --gpus 4 -g 8
+has '-g 8: more GPUs per thread than the 4 GPUs of the collective \(expected 1..4\)'
+quiet
+# the fitted call_us is what calib/fit-nccl-host.sh gives from the suite's fit cases
+if [ "$(sh calib/fit-nccl-host.sh 2>/dev/null | sed -n 's/^call_us = \([0-9.]*\):.*/\1/p')" = "$call" ]; then ok; else
+    cur=fit-nccl-host; bad "calib/fit-nccl-host.sh does not give calib/nccl-host.tsv's call_us $call"; fi
 run 1 collective-csv-and-json -- collective --cluster dgx-h100 --op all_reduce --csv --json
 has '--csv and --json: give one'
 quiet
