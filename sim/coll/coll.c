@@ -213,6 +213,78 @@ static bool ring_edges(run *r, phase *p, const int *sorted, const int *start,
     return true;
 }
 
+/* Whether every pair of the n ranks is joined by one NVLink and nothing
+ * else (a direct mesh: a 4-GPU HGX A100 board, a GH200 node), where NCCL's
+ * channels lay rings over different links. */
+static bool direct_mesh(const run *r, const int *ranks, int n)
+{
+    const topo *t = r->t;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            int links[2];
+            if (i == j)
+                continue;
+            int h = net_route(r->rt, t->gpu_dev[ranks[i]],
+                              t->gpu_dev[ranks[j]], 0, links, 2);
+            if (h != 1 || t->link[links[0]].kind != LINK_NVLINK)
+                return false;
+        }
+    return true;
+}
+
+/* The largest mesh whose rings are all laid: every Hamiltonian cycle of n
+ * GPUs, (n-1)!/2 of them, each both ways: 24 rings at 5 GPUs. */
+#define MESH_MAX 5
+
+/* Rings over a direct mesh of n <= MESH_MAX ranks: every Hamiltonian cycle
+ * of the complete graph, each in both directions.  By symmetry each link
+ * then carries the same number of rings each way, so a ring collective
+ * reaches every NVLink of each GPU, as NCCL's channels do over such a
+ * mesh; one ring alone would use one link out of each GPU.  Returns the
+ * number of rings, -1 when out of memory. */
+static int mesh_rings(run *r, phase *p, const int *ranks, int n)
+{
+    const topo *t = r->t;
+    int perm[MESH_MAX], rings = 0;
+    for (int i = 0; i < n; i++)
+        perm[i] = i;
+    /* perm[1..n-1] through every permutation in lexicographic order; a
+     * cycle and its reverse both appear: keep the one with perm[1] <
+     * perm[n-1] and add its reverse by hand */
+    for (;;) {
+        if (perm[1] < perm[n - 1]) {
+            for (int d = 0; d < 2; d++) {
+                for (int i = 0; i < n; i++) {
+                    int a = perm[i], b = perm[(i + 1) % n];
+                    if (d)
+                        a = perm[(i + 1) % n], b = perm[i];
+                    if (!add_edge(p, t->gpu_dev[ranks[a]],
+                                  t->gpu_dev[ranks[b]], 0))
+                        return -1;
+                }
+                rings++;
+            }
+        }
+        int k = n - 2;
+        while (k >= 1 && perm[k] > perm[k + 1])
+            k--;
+        if (k < 1)
+            break;
+        int l = n - 1;
+        while (perm[l] < perm[k])
+            l--;
+        int x = perm[k];
+        perm[k] = perm[l];
+        perm[l] = x;
+        for (int a = k + 1, b = n - 1; a < b; a++, b--) {
+            x = perm[a];
+            perm[a] = perm[b];
+            perm[b] = x;
+        }
+    }
+    return rings;
+}
+
 static int channels(const topo *t, int nn)
 {
     return nn > 1 && t->nics_per_node > 0 ? t->nics_per_node : 1;
@@ -236,6 +308,11 @@ static bool build_ring(run *r, const coll_req *q, const int *sorted,
     default: /* reduce-scatter, all-gather */
         p->steps = n - 1;
         break;
+    }
+    if (nn == 1 && n >= 3 && n <= MESH_MAX && direct_mesh(r, sorted, n)) {
+        int rings = mesh_rings(r, p, sorted, n);
+        p->bytes = wire(r, q->bytes / ((double)n * rings));
+        return rings > 0;
     }
     p->bytes = wire(r, q->bytes / ((double)n * ch));
     return ring_edges(r, p, sorted, start, nn, ch);

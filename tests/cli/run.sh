@@ -300,6 +300,16 @@ for fmt in --csv --json; do
         --algo nvls $fmt
     quiet
 done
+# a direct NVLink mesh (4 GPUs, 100 GB/s/dir per pair) carries rings over all
+# three links of each GPU, as an NVSwitch node with the same 300 GB/s per GPU
+# does: the same busbw at 1 GiB (one ring alone would use one link: a third)
+for c in hgx-a100-4gpu dgx-a100; do
+    run 0 "collective-mesh-$c" -- collective --cluster $c --gpus 4 --op all_reduce --algo ring --proto Simple -b 1G -e 1G --csv
+    tail -n 1 "$tmp/out" | cut -d, -f7 >"$tmp/busbw-$c"
+done
+if awk -v a="$(cat "$tmp/busbw-hgx-a100-4gpu")" -v b="$(cat "$tmp/busbw-dgx-a100")" \
+    'BEGIN { exit !(a > 0 && b > 0 && a / b > 0.995 && a / b < 1.005) }'; then ok; else
+    bad "direct-mesh busbw $(cat "$tmp/busbw-hgx-a100-4gpu") is not the NVSwitch node's $(cat "$tmp/busbw-dgx-a100")"; fi
 # -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
 # less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
 call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
