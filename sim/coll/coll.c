@@ -45,6 +45,10 @@ typedef struct phase {
     double max_Bps; /* per-flow limit (tree kernels), 0 = none */
     coll_hw hw;
     int64_t lat_ns; /* longest route latency of its edges */
+    /* a ring's steps (K == 0, more than one): its hops overlap, so a step
+     * costs the mean hop latency of the ring, not the slowest hop's */
+    bool ring;
+    int64_t hop_ns;
     bool nomem;     /* an edge could not be stored */
 } phase;
 
@@ -104,33 +108,53 @@ static int node_of(const topo *t, int rank)
     return t->dev[t->gpu_dev[rank]].node;
 }
 
-/* The NCCL hardware class of a phase (network if an edge leaves a node,
- * NVLink if GPU-to-GPU routes start on NVLink, PCI otherwise) and its
- * longest route latency. */
-static void phase_hw(const topo *t, net_routes *rt, phase *p)
+/* NCCL's per-step latency of hardware class h in nanoseconds. */
+static int64_t hw_ns(const run *r, coll_hw h)
 {
+    return llround(r->cal->hw_lat_us[h][r->algo][r->proto] * 1e3);
+}
+
+/* The NCCL hardware class of a phase (network if an edge leaves a node,
+ * NVLink if GPU-to-GPU routes start on NVLink, PCI otherwise), its longest
+ * route latency and, for a ring, its mean hop latency: each edge's class
+ * latency or its route's, whichever is longer (NCCL's ring model charges
+ * (nsteps - nInterSteps) x intraLat + nInterSteps x interLat: a ring of
+ * 14 NVLink hops and 2 network hops pays the network's latency on 2 of
+ * every 16 hops, not on every step). */
+static void phase_hw(const run *r, phase *p)
+{
+    const topo *t = r->t;
     bool nvlink = false, crosses = false;
+    double hop_sum = 0;
     p->lat_ns = 0;
     for (int i = 0; i < p->ne; i++) {
         const topo_dev *a = &t->dev[p->e[i].src], *b = &t->dev[p->e[i].dst];
-        crosses |= a->node != b->node;
+        bool out = a->node != b->node;
+        crosses |= out;
         int links[32];
-        int h = net_route(rt, p->e[i].src, p->e[i].dst, 0, links, 32);
+        int h = net_route(r->rt, p->e[i].src, p->e[i].dst, 0, links, 32);
         p->nomem |= h == NET_NOMEM;
-        if (h > 0 && t->link[links[0]].kind == LINK_NVLINK)
-            nvlink = true;
+        bool nvl = h > 0 && t->link[links[0]].kind == LINK_NVLINK;
+        nvlink |= nvl;
         int64_t lat = h > 0 ? topo_route_lat(t, links, h) : 0;
         if (lat > p->lat_ns)
             p->lat_ns = lat;
+        int64_t cls = hw_ns(r, out ? HW_NET : nvl ? HW_NVLINK : HW_PCI);
+        hop_sum += (double)(cls > lat ? cls : lat);
     }
     p->hw = crosses ? HW_NET : nvlink ? HW_NVLINK : HW_PCI;
+    p->ring = p->K == 0 && p->steps > 1 && p->ne > 0;
+    p->hop_ns = p->ne > 0 ? llround(hop_sum / p->ne) : 0;
 }
 
 /* NCCL's per-step hardware latency already contains the wire's, which the
- * flows add at their end: wait only for the rest. */
+ * flows add at their end: wait only for the rest.  A ring's flows add
+ * none: its step waits the mean hop latency. */
 static int64_t step_delay(const run *r, const phase *p)
 {
-    int64_t a = llround(r->cal->hw_lat_us[p->hw][r->algo][r->proto] * 1e3);
+    if (p->ring)
+        return p->hop_ns;
+    int64_t a = hw_ns(r, p->hw);
     return a > p->lat_ns ? a - p->lat_ns : 0;
 }
 
@@ -605,7 +629,7 @@ static int build(run *r, const coll_req *q)
         }
     }
     for (int i = 0; ok && i < r->nph; i++)
-        phase_hw(r->t, r->rt, &r->ph[i]);
+        phase_hw(r, &r->ph[i]);
     free(sorted);
     free(start);
     for (int i = 0; i < r->nph; i++)
@@ -749,8 +773,9 @@ static void launch_step(engine *eng, void *ctx, uint64_t arg)
             continue;
         r->outstanding++;
         started++;
-        if (net_flow_capped(r->n, p->e[i].src, p->e[i].dst, p->bytes,
-                            (uint32_t)i, p->max_Bps, flow_done, r, 1) < 0) {
+        if (net_flow_lat(r->n, p->e[i].src, p->e[i].dst, p->bytes,
+                         (uint32_t)i, p->max_Bps, p->ring ? 0 : -1, flow_done,
+                         r, 1) < 0) {
             r->failed = true;
             r->outstanding--;
             continue;

@@ -568,13 +568,21 @@ int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
 int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
                     double max_Bps, engine_fn done, void *ctx, uint64_t arg)
 {
+    return net_flow_lat(n, src, dst, bytes, salt, max_Bps, -1, done, ctx,
+                        arg);
+}
+
+int net_flow_lat(net *n, int src, int dst, double bytes, uint32_t salt,
+                 double max_Bps, int64_t lat_ns, engine_fn done, void *ctx,
+                 uint64_t arg)
+{
     bool nomem;
     const rentry *rt = cached_route(n->routes, src, dst, salt, &nomem);
     if (!rt)
         return nomem ? out_of_memory(n) : -1;
     int hops = rt->hops;
     const int *path = rt->path;
-    int64_t lat = rt->lat_ns;
+    int64_t lat = lat_ns >= 0 ? lat_ns : rt->lat_ns;
     if (bytes <= 0 || hops == 0) { /* nothing to share: only latency */
         n->started += bytes;
         n->delivered += bytes;

@@ -56,6 +56,12 @@ int net_flow(net *n, int src, int dst, double bytes, uint32_t salt,
  * per-channel throughput, say); 0 = no limit. */
 int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
                     double max_Bps, engine_fn done, void *ctx, uint64_t arg);
+/* As net_flow_capped, with the latency added at the end given (lat_ns >=
+ * 0) instead of the route's: a caller that accounts for it itself (a
+ * ring's steps, whose hops overlap) passes 0. */
+int net_flow_lat(net *n, int src, int dst, double bytes, uint32_t salt,
+                 double max_Bps, int64_t lat_ns, engine_fn done, void *ctx,
+                 uint64_t arg);
 
 /* Scales every link's bandwidth of a kind (protocol efficiency); call
  * before any flow starts. */

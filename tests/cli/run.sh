@@ -310,6 +310,19 @@ done
 if awk -v a="$(cat "$tmp/busbw-hgx-a100-4gpu")" -v b="$(cat "$tmp/busbw-dgx-a100")" \
     'BEGIN { exit !(a > 0 && b > 0 && a / b > 0.995 && a / b < 1.005) }'; then ok; else
     bad "direct-mesh busbw $(cat "$tmp/busbw-hgx-a100-4gpu") is not the NVSwitch node's $(cat "$tmp/busbw-dgx-a100")"; fi
+# a ring across nodes pays the network's hop latency on its inter-node hops
+# only (NCCL's (nsteps - nInterSteps) x intraLat + nInterSteps x interLat):
+# at 8 B, ring/LL on n GPUs of nn nodes takes 6.6 + 2(n-1) x ((n-nn) x 0.6 +
+# nn x L) / n us.  L from 2 nodes must predict 4 nodes.
+for nn in 2 4; do
+    run 0 "collective-ring-hops-$nn" -- collective --cluster dgx-h100 --nodes $nn --gpus $((nn * 8)) --op all_reduce --algo ring --proto LL -b 8 -e 8 --csv
+    tail -n 1 "$tmp/out" | cut -d, -f5 >"$tmp/t$nn"
+done
+if awk -v a="$(cat "$tmp/t2")" -v b="$(cat "$tmp/t4")" 'BEGIN {
+        L = ((a - 6.6) / 30 * 16 - 14 * 0.6) / 2
+        p = 6.6 + 62 * (28 * 0.6 + 4 * L) / 32
+        exit !(L > 0.6 && p - b < 0.1 && b - p < 0.1) }'; then ok; else
+    cur=collective-ring-hops; bad "4-node ring $(cat "$tmp/t4") us is not the mean-hop model's from 2 nodes ($(cat "$tmp/t2") us)"; fi
 # -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
 # less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
 call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
