@@ -147,7 +147,8 @@ static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
         rcoll_row row = {.size_bytes = bytes, .count = count_of(o, s, n),
                          .time_us = us, .algbw_GBps = algbw,
                          .busbw_GBps = algbw * coll_busbw_factor(q.op, n),
-                         .algo = r.algo, .proto = r.proto};
+                         .algo = r.algo, .proto = r.proto,
+                         .host_bound = r.host_bound};
         rcoll_row_add(tab, &row);
         if (o->links && last)
             rcoll_links(tab, &r);

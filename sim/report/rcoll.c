@@ -35,6 +35,7 @@ static json_t *row_json(const rcoll_row *r)
     json_object_set_new(x, "busbw_GBps", json_real(r->busbw_GBps));
     json_object_set_new(x, "algo", json_string(coll_algo_names[r->algo]));
     json_object_set_new(x, "proto", json_string(coll_proto_names[r->proto]));
+    json_object_set_new(x, "host_bound", json_boolean(r->host_bound));
     return x;
 }
 
@@ -48,10 +49,11 @@ void rcoll_row_add(rcoll_table *tab, const rcoll_row *r)
         json_array_append_new(tab->rows, row_json(r));
     else
         fprintf(tab->fp, "  %12.0f %12.0f %6s %6s %10.2f %8.2f %8.2f  "
-                "%s/%s\n",
+                "%s/%s%s\n",
                 r->size_bytes, r->count, "float", "sum", r->time_us,
                 r->algbw_GBps, r->busbw_GBps, coll_algo_names[r->algo],
-                coll_proto_names[r->proto]);
+                coll_proto_names[r->proto],
+                r->host_bound ? " (host-bound)" : "");
 }
 
 void rcoll_links(const rcoll_table *tab, const coll_result *r)

@@ -16,6 +16,7 @@ typedef struct rcoll_row {
     double time_us, algbw_GBps, busbw_GBps;
     coll_algo algo;    /* what ran: auto resolved */
     coll_proto proto;
+    bool host_bound;   /* the host's calls set the time (-g) */
 } rcoll_row;
 
 /* A sweep's output as it goes: the header at once, each row as it is

@@ -329,6 +329,11 @@ call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
 run 0 collective-host-bound -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8 -g 8 --csv
 if awk -F, -v c="$call" 'NR == 2 { t = $5 } END { d = t - 8 * c; exit !(d < 0.006 && d > -0.006) }' \
     "$tmp/out"; then ok; else bad "8 B with -g 8: time is not 8 x call_us ($call us)"; fi
+run 0 collective-host-bound-text -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8 -g 8
+has ' ring/LL \(host-bound\)$'
+run 0 collective-host-bound-json -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8G -f 1024 -g 8 --json
+has '"host_bound": true'
+has '"host_bound": false'
 run 0 collective-device-bound -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8 --csv
 # one call per thread: the GPUs' time (NCCL's ring/LL 6.6 us + 14 steps x 0.6 us = 15 us) stands
 if awk -F, 'NR == 2 { t = $5 } END { exit !(t > 14.9 && t < 15.2) }' "$tmp/out"; then ok; else
