@@ -239,8 +239,9 @@ static bool ring_edges(run *r, phase *p, const int *sorted, const int *start,
 
 /* Whether every pair of the n ranks is joined by one NVLink and nothing
  * else (a direct mesh: a 4-GPU HGX A100 board, a GH200 node), where NCCL's
- * channels lay rings over different links. */
-static bool direct_mesh(const run *r, const int *ranks, int n)
+ * channels lay rings over different links.  A route that could not be
+ * stored marks the phase (p->nomem). */
+static bool direct_mesh(const run *r, phase *p, const int *ranks, int n)
 {
     const topo *t = r->t;
     for (int i = 0; i < n; i++)
@@ -250,6 +251,7 @@ static bool direct_mesh(const run *r, const int *ranks, int n)
                 continue;
             int h = net_route(r->rt, t->gpu_dev[ranks[i]],
                               t->gpu_dev[ranks[j]], 0, links, 2);
+            p->nomem |= h == NET_NOMEM;
             if (h != 1 || t->link[links[0]].kind != LINK_NVLINK)
                 return false;
         }
@@ -333,7 +335,7 @@ static bool build_ring(run *r, const coll_req *q, const int *sorted,
         p->steps = n - 1;
         break;
     }
-    if (nn == 1 && n >= 3 && n <= MESH_MAX && direct_mesh(r, sorted, n)) {
+    if (nn == 1 && n >= 3 && n <= MESH_MAX && direct_mesh(r, p, sorted, n)) {
         int rings = mesh_rings(r, p, sorted, n);
         p->bytes = wire(r, q->bytes / ((double)n * rings));
         return rings > 0;
