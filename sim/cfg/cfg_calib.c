@@ -98,6 +98,29 @@ static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
         if (tsv_num(t, r, c->value, 0, 1, &v, e))
             return -1;
         k->tree_factor = v; /* the first row: the all-protocol x0.92 */
+    } else if (strcmp(table, "nvlsChunkSize") == 0) {
+        if (tsv_num(t, r, c->value, 1, 1e9, &v, e))
+            return -1;
+        k->nvls_chunk_max = v;
+    } else if (strcmp(table, "nvlsChannels") == 0 &&
+               strcmp(tsv_get(t, r, c->arch), cc) == 0) {
+        if (tsv_num(t, r, c->value, 1, 64, &v, e))
+            return -1;
+        k->nvls_channels = v;
+    } else if (strcmp(table, "nvlsChunkStep") == 0) {
+        int i = 0;
+        while (i < 3 && k->nvls_step_mult[i] > 0)
+            i++;
+        if (i == 3)
+            return err_set(e, "%s:%d: nvlsChunkStep: a fourth row (expected "
+                              "three)", t->path, t->line[r]);
+        if (tsv_num(t, r, c->hw, 1, 1e6, &k->nvls_step_mult[i], e) ||
+            tsv_num(t, r, c->value, 1, 1e9, &k->nvls_step_bytes[i], e))
+            return -1;
+    } else if (strcmp(table, "nvlsFillChunks") == 0) {
+        if (tsv_num(t, r, c->value, 0, 1e3, &v, e))
+            return -1;
+        k->nvls_fill_chunks = v;
     } else if (strcmp(table, "NCCL_STEPS") == 0) {
         if (tsv_num(t, r, c->value, 1, 1024, &v, e))
             return -1;

@@ -49,6 +49,7 @@ typedef struct phase {
      * costs the mean hop latency of the ring, not the slowest hop's */
     bool ring;
     int64_t hop_ns;
+    int64_t fill_ns; /* a pipeline's start-up, waited before its steps */
     bool nomem;     /* an edge could not be stored */
 } phase;
 
@@ -153,9 +154,9 @@ static void phase_hw(const run *r, phase *p)
 static int64_t step_delay(const run *r, const phase *p)
 {
     if (p->ring)
-        return p->hop_ns;
+        return p->hop_ns + p->fill_ns;
     int64_t a = hw_ns(r, p->hw);
-    return a > p->lat_ns ? a - p->lat_ns : 0;
+    return (a > p->lat_ns ? a - p->lat_ns : 0) + p->fill_ns;
 }
 
 /* ---- building the phases of each algorithm -------------------------------- */
@@ -505,6 +506,40 @@ static bool build_sharp(run *r, const coll_req *q, const int *sorted,
     return true;
 }
 
+/* NCCL's NVLS chunk for a message of `bytes` on n GPUs (calcCollChunking:
+ * the largest chunk, halved below each step's share of the concurrent
+ * operations, channels x heads); a message that does not fill one chunk
+ * per operation moves its share, not a whole chunk. */
+static double nvls_chunk(const coll_calib *cal, double bytes, int n)
+{
+    double ops = cal->nvls_channels * n, c = cal->nvls_chunk_max;
+    for (int i = 0; i < 3; i++)
+        if (bytes < cal->nvls_step_mult[i] * ops * c &&
+            c > cal->nvls_step_bytes[i])
+            c = cal->nvls_step_bytes[i];
+    return c < bytes / ops ? c : bytes / ops;
+}
+
+/* The NVLS pipeline's start-up: nvls_fill_chunks chunk times of one
+ * channel, which moves its share of a GPU's payload rate (the link to the
+ * switch at its achievable rate x the switch's reduction efficiency x
+ * n/(n+1), the payload's share of the wire). */
+static int64_t nvls_fill_ns(const run *r, phase *p, const coll_req *q,
+                            int gpu, int sw)
+{
+    const coll_calib *cal = r->cal;
+    int links[4];
+    int h = net_route(r->rt, gpu, sw, 0, links, 4);
+    p->nomem |= h == NET_NOMEM;
+    if (h < 1 || cal->nvls_channels <= 0)
+        return 0;
+    const topo_link *l = &r->t->link[links[0]];
+    double Bps = l->bw_Bps * cal->link_eff[l->kind] * cal->nvls_eff *
+                 q->n / (q->n + 1) / cal->nvls_channels;
+    double c = nvls_chunk(cal, q->bytes, q->n);
+    return llround(cal->nvls_fill_chunks * c / Bps * 1e9);
+}
+
 static bool build_nvls(run *r, const coll_req *q)
 {
     phase *p = &r->ph[r->nph++];
@@ -519,6 +554,7 @@ static bool build_nvls(run *r, const coll_req *q)
      * factor); the switch's reduction runs at nvls_eff of the link */
     p->steps = 1;
     p->bytes = wire(r, q->bytes) * (q->n + 1) / q->n / r->cal->nvls_eff;
+    p->fill_ns = nvls_fill_ns(r, p, q, t->gpu_dev[q->ranks[0]], sw);
     for (int i = 0; i < q->n; i++) {
         int g = t->gpu_dev[q->ranks[i]];
         if (!add_edge(p, g, sw, 0) || !add_edge(p, sw, g, 0))

@@ -68,6 +68,13 @@ typedef struct coll_calib {
      * ring moves, by the same scales; the SMs a ring kernel occupies */
     double ring_ch_Bps[3];
     double tree_factor;
+    /* NVLS chunking (NCCL calcCollChunking): the largest chunk, the NVLS
+     * channels, and nvls_step: chunk nvls_step_bytes[i] when the message is
+     * under nvls_step_mult[i] x channels x GPUs x chunk; the pipeline's
+     * start-up in chunk times of one channel */
+    double nvls_chunk_max, nvls_channels;
+    double nvls_step_mult[3], nvls_step_bytes[3];
+    double nvls_fill_chunks;
     /* microseconds of host time to issue one collective for one GPU (the
      * NCCL call and its kernel launch: calib/nccl-host.tsv) */
     double call_us;

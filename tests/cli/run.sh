@@ -721,6 +721,24 @@ run 1 serve-bad-power -- $SV --rate 1 --prompt-len 5 --output-len 5 --requests 2
 if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
 has 'power.tsv:2: idle_w'
 quiet
+# the NVLS pipeline start-up is nvlsFillChunks chunk times, with NCCL's chunk
+# for the size (calcCollChunking: 16 KiB under 8 MiB on 8 H100, 32 KiB to 64
+# MiB): with the fill set to 0 in a data copy, the difference at 4 MiB is
+# half that at 16 MiB, and a 1 KiB message (8 B per channel and GPU) has
+# almost none
+rm "$tmp/data/calib/nccl-protocol.tsv"
+awk -F'\t' -v OFS='\t' '$1 == "nvlsFillChunks" { $6 = 0 } { print }' calib/nccl-protocol.tsv \
+    >"$tmp/data/calib/nccl-protocol.tsv"
+for d in real nofill; do
+    [ "$d" = nofill ] && { LLMSIM_DATA="$tmp/data"; export LLMSIM_DATA; }
+    run 0 "collective-nvls-fill-$d" -- collective --cluster dgx-h100 --op all_reduce --algo nvls -b 1K -e 16M -f 4 --csv
+    awk -F, '$1 == 1024 || $1 == 4194304 || $1 == 16777216 { print $5 }' "$tmp/out" >"$tmp/nvls-$d"
+    if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
+done
+if paste "$tmp/nvls-real" "$tmp/nvls-nofill" | awk '{ d[NR] = $1 - $2 } END {
+        exit !(NR == 3 && d[1] < 0.05 && d[2] > 5 && d[3] / d[2] > 1.98 && d[3] / d[2] < 2.02) }'; then ok; else
+    cur=collective-nvls-fill; bad "NVLS fill at 1 KiB, 4 MiB, 16 MiB not ~0 and chunk-proportional: $(paste "$tmp/nvls-real" "$tmp/nvls-nofill" | tr '\n' ' ')"; fi
+ln -sf "$PWD/calib/nccl-protocol.tsv" "$tmp/data/calib/nccl-protocol.tsv"
 # a gemm_ratio row for a traced GPU, and one whose base has no grid of that
 # dtype: refused before any table is written
 for bad_ratio in 'a100-sxm-80gb\tgemm_ratio\tfp8' 'h800-sxm\tgemm_ratio\tfp4'; do
