@@ -321,6 +321,21 @@ static void roofline(const cost_calib *c, const cost_op *op, double peak,
         eff = eff <= 0 ? 1e-3 : 1;
     r->efficiency = eff;
     r->kernel_s = roof / eff;
+    if (op->kind == OP_GEMM && op->batch > 1) {
+        /* a strided batch fills the GPU with its tiles as one GEMM of
+         * batch x m rows (that grid's efficiency, for the tensor cores),
+         * but streams batch distinct B matrices (an MoE layer's experts):
+         * its bytes go at the HBM streaming rate, not at the efficiency
+         * of a GEMM that would read one B.  Priced apart, the slower of
+         * the two. */
+        double stream = cost_hbm_eff(c, MEM_ELEMENTWISE, r->bytes);
+        double tc = r->compute_s / eff, tm = r->memory_s / stream;
+        r->kernel_s = tc > tm ? tc : tm;
+        r->bound = tc > tm ? "compute" : "memory";
+        r->efficiency = roof / r->kernel_s;
+        note(r, "; batch of %s B matrices: bytes at the hbm.tsv streaming "
+                "efficiency %.3f", "distinct", stream);
+    }
     r->launch_s = c->launch_s;
     r->time_s = r->kernel_s + r->launch_s;
     if (c->derived_from[0]) {
