@@ -18,8 +18,8 @@ cases=tests/validation/collectives.tsv
 awk -F'\t' -v OFS='\t' '!/^#/ && $1 == "call_us" { $2 = 0 } { print }' "$tsv" >"$data/$tsv"
 
 # the host-boundable cases: id, role, launch, GPUs, metric, measured
-awk -F'\t' '!/^#/ && $1 != "id" && $1 != "" && $10 > 1 && $9 <= 65536 {
-    print $1 "\t" $4 "\t" $10 "\t" $5 "\t" $11 "\t" $12 "\t" $9 }' "$cases" >"$work/cases"
+awk -F'\t' '!/^#/ && $1 != "id" && $1 != "" && $11 > 1 && $10 <= 65536 {
+    print $1 "\t" $4 "\t" $11 "\t" $5 "\t" $12 "\t" $13 "\t" $10 }' "$cases" >"$work/cases"
 cut -f1 "$work/cases" >"$work/ids"
 LLMSIM_DATA=$data REPORT=$work/report.tsv ONLY=$work/ids \
     sh tests/validate.sh --collectives-only 2>/dev/null

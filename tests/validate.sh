@@ -48,7 +48,7 @@ collectives() {
     f=tests/validation/collectives.tsv
     gflag=0
     $L help collective 2>/dev/null | grep -q -- '-g N' && gflag=1
-    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite cluster role gpus nodes op algo size launch metric measured unit source notes; do
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite cluster role gpus nodes per_node op algo size launch metric measured unit source notes; do
         [ -n "$id" ] || continue
         [ -z "${ONLY-}" ] || grep -qx "$id" "$ONLY" || continue
         set -- --cluster "$cluster" --gpus "$gpus" --op "$op" --algo "$algo" \
@@ -56,6 +56,7 @@ collectives() {
         # -g where the binary has it: one without still runs every case
         [ "$gflag" = 1 ] && set -- "$@" -g "$launch"
         [ "$nodes" -gt 1 ] && set -- "$@" --nodes "$nodes"
+        [ "$per_node" != - ] && set -- "$@" --gpus-per-node "$per_node"
         # the bandwidth-bound end of each curve, where the issue's 10% holds
         [ "$size" -ge 268435456 ] && echo "$id" >>"$large"
         row=$($L collective "$@" 2>&1 | tail -n 1)
@@ -297,7 +298,7 @@ END {
 done
 # collectives by the issue's three message-size bands, fit apart from check
 awk -F'\t' "$(cat tests/validate-stats.awk)"'
-FILENAME == ARGV[1] { if ($0 !~ /^#/ && $1 != "id" && $1 != "") { ro[$1] = $4; sz[$1] = $9 }; next }
+FILENAME == ARGV[1] { if ($0 !~ /^#/ && $1 != "id" && $1 != "") { ro[$1] = $4; sz[$1] = $10 }; next }
 FNR == 1 || $1 != "collectives" { next }
 {
     b = sz[$2] < 1048576 ? 1 : sz[$2] < 67108864 ? 2 : 3

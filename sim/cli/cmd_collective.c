@@ -13,7 +13,8 @@
 static const char usage[] =
     "usage: llmsim collective --cluster NAME|FILE --op OP [--gpus N] [--nodes N]\n"
     "           [-b MIN] [-e MAX] [-f FACTOR] [--algo ALGO] [--proto PROTO]\n"
-    "           [-g GPUS_PER_THREAD] [--p2p on|off] [--csv | --json]\n\n"
+    "           [--gpus-per-node G] [-g GPUS_PER_THREAD] [--p2p on|off]\n"
+    "           [--csv | --json]\n\n"
     "Simulates a collective on the topology's first N GPUs for each size from\n"
     "-b to -e (x -f each time), as nccl-tests' *_perf does, and prints size,\n"
     "count, type, redop, time (us), algbw and busbw (GB/s) with nccl-tests'\n"
@@ -24,6 +25,8 @@ static const char usage[] =
     "             hierarchical nvls direct\n"
     "  --proto    auto LL LL128 Simple\n"
     "  --nodes N  join N copies of a node type on its default fabric\n"
+    "  --gpus-per-node G  the first G GPUs of each node, node after node\n"
+    "             (default: the first N GPUs, filling each node)\n"
     "  --p2p      override GPU peer-to-peer (e.g. a patched GeForce driver)\n"
     "  -g N       GPUs one host thread drives, as nccl-tests -g (default 1:\n"
     "             one process per GPU, as mpirun runs it): each call costs\n"
@@ -41,7 +44,7 @@ static const char usage[] =
 typedef struct copts {
     const char *cluster;
     int op, algo, proto, csv, json, p2p, full, links;
-    int gpus, nodes;
+    int gpus, nodes, per_node;
     long per_thread; /* -g */
     double b, e, f;
 } copts;
@@ -53,6 +56,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         {"op", required_argument, 0, 'o'},
         {"gpus", required_argument, 0, 'N'},
         {"gpus-per-thread", required_argument, 0, 'g'},
+        {"gpus-per-node", required_argument, 0, 'G'},
         {"nodes", required_argument, 0, 'n'},
         {"minbytes", required_argument, 0, 'b'},
         {"maxbytes", required_argument, 0, 'e'},
@@ -84,6 +88,12 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
             break;
         case 'n': rc = cmd_setting_int(EXP_TRAIN, "nodes", optarg, &o->nodes, e); break;
         case 'g': rc = util_parse_int("-g", optarg, 1, 1024, &o->per_thread, e); break;
+        case 'G': {
+            long v;
+            rc = util_parse_int("--gpus-per-node", optarg, 1, 4096, &v, e);
+            o->per_node = (int)v;
+            break;
+        }
         case 'b': rc = util_parse_size("-b", optarg, &o->b, e); break;
         case 'e': rc = util_parse_size("-e", optarg, &o->e, e); break;
         case 'f': rc = util_parse_double("-f", optarg, 1.01, 1024, &o->f, e); break;
@@ -158,6 +168,27 @@ static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
     return 0;
 }
 
+/* The communicator's ranks: the first n GPUs, or with --gpus-per-node G
+ * the first G of each node for n / G nodes (one GPU per node across a
+ * fabric, say). */
+static int place(const copts *o, const topo *t, int n, int *ranks, llm_err *e)
+{
+    int G = o->per_node, per = t->gpus_per_node;
+    if (!G) {
+        for (int i = 0; i < n; i++)
+            ranks[i] = i;
+        return 0;
+    }
+    if (G > per || n % G || n / G > t->nodes)
+        return err_set(e, "--gpus-per-node %d with --gpus %d on %s (%d nodes "
+                          "of %d GPUs): expected G <= %d dividing the GPUs, "
+                          "at most %d nodes", G, n, t->name, t->nodes,
+                       per, per, t->nodes);
+    for (int i = 0; i < n; i++)
+        ranks[i] = (i / G) * per + i % G;
+    return 0;
+}
+
 static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
                  llm_err *e)
 {
@@ -174,8 +205,8 @@ static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
         return err_set(e, "-g %ld: more GPUs per thread than the %d GPUs of "
                           "the collective (expected 1..%d)", o->per_thread, n,
                        n);
-    for (int i = 0; i < n; i++)
-        ranks[i] = i;
+    if (place(o, t, n, ranks, e))
+        return -1;
     /* the table is kept until every size ran: an error at any size
      * leaves nothing on stdout, header included */
     char *text = NULL;

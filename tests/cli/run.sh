@@ -323,6 +323,18 @@ if awk -v a="$(cat "$tmp/t2")" -v b="$(cat "$tmp/t4")" 'BEGIN {
         p = 6.6 + 62 * (28 * 0.6 + 4 * L) / 32
         exit !(L > 0.6 && p - b < 0.1 && b - p < 0.1) }'; then ok; else
     cur=collective-ring-hops; bad "4-node ring $(cat "$tmp/t4") us is not the mean-hop model's from 2 nodes ($(cat "$tmp/t2") us)"; fi
+# --gpus-per-node 1: one GPU of each node, so every ring hop is a NIC and the
+# ring's busbw is one NDR NIC's achievable rate (400 Gb/s x calib/links.tsv's
+# ndr efficiency), whatever the node count
+ndr=$(awk -F'\t' '$1 == "network" && $2 == "ndr" { print 50 * $3 }' calib/links.tsv)
+for nn in 4 8; do
+    run 0 "collective-per-node-$nn" -- collective --cluster dgx-h100 --nodes $nn --gpus $nn --gpus-per-node 1 --op all_reduce --algo ring --proto Simple -b 8G -e 8G --csv
+    if awk -F, -v w="$ndr" 'NR == 2 { b = $7 } END { exit !(b > w * 0.995 && b < w * 1.005) }' "$tmp/out"; then ok; else
+        bad "one GPU per node: busbw $(tail -n 1 "$tmp/out" | cut -d, -f7), not the NIC's $ndr GB/s"; fi
+done
+run 1 collective-per-node-bad -- collective --cluster dgx-h100 --nodes 2 --gpus 6 --gpus-per-node 4 --op all_reduce
+has '--gpus-per-node 4 with --gpus 6 on dgx-h100 x 2 \(2 nodes of 8 GPUs\): expected G <= 8 dividing the GPUs, at most 2 nodes'
+quiet
 # -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
 # less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
 call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
