@@ -52,6 +52,7 @@ int cfg_load_topology(const char *path, const char *datadir,
  * each link kind's arch in links.tsv ("hopper", "gen5", "ndr", ...). */
 typedef struct cfg_coll_keys {
     char nccl[24];
+    char cpu[24]; /* NCCL's multi-node LL rows: cpu-amd or cpu-intel */
     char link[LINK_KIND_COUNT][24];
 } cfg_coll_keys;
 

@@ -47,7 +47,7 @@ typedef struct cols {
 } cols;
 
 static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
-                        coll_calib *k, llm_err *e)
+                        const char *cpu, coll_calib *k, llm_err *e)
 {
     const char *table = tsv_get(t, r, c->table);
     int a = algo_of(tsv_get(t, r, c->algo));
@@ -98,6 +98,13 @@ static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
         if (tsv_num(t, r, c->value, 0, 1, &v, e))
             return -1;
         k->tree_factor = v; /* the first row: the all-protocol x0.92 */
+    } else if (strcmp(table, "llMaxBws") == 0 &&
+               strcmp(tsv_get(t, r, c->arch), cpu) == 0 &&
+               (strcmp(tsv_get(t, r, c->hw), "N2") == 0 ||
+                strcmp(tsv_get(t, r, c->hw), "N4") == 0)) {
+        if (tsv_num(t, r, c->value, 0, 1e6, &v, e))
+            return -1;
+        k->ll_net_Bps[tsv_get(t, r, c->hw)[1] == '2' ? 0 : 1] = v * 1e9;
     } else if (strcmp(table, "nvlsChunkSize") == 0) {
         if (tsv_num(t, r, c->value, 1, 1e9, &v, e))
             return -1;
@@ -129,8 +136,8 @@ static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
     return 0;
 }
 
-static int load_protocol(const char *path, const char *cc, coll_calib *k,
-                         llm_err *e)
+static int load_protocol(const char *path, const char *cc, const char *cpu,
+                         coll_calib *k, llm_err *e)
 {
     tsv t;
     if (tsv_load(path, &t, e))
@@ -145,7 +152,7 @@ static int load_protocol(const char *path, const char *cc, coll_calib *k,
                  ? -1
                  : 0;
     for (int r = 0; rc == 0 && r < t.rows; r++)
-        rc = protocol_row(&t, r, &c, cc, k, e);
+        rc = protocol_row(&t, r, &c, cc, cpu, k, e);
     tsv_free(&t);
     if (rc == 0 && (k->steps <= 0 || k->chunk_bytes <= 0))
         rc = err_set(e, "%s: no buffSize/NCCL_STEPS rows (expected the "
@@ -277,6 +284,10 @@ int cfg_coll_keys_of(const char *datadir, const topo *t, cfg_coll_keys *keys,
         load_nic_kind(datadir, t->spec.nic_bw_Bps, keys->link[LINK_NETWORK],
                       e))
         return -1;
+    /* NCCL (tuning.cc): AMD hosts take the AMD rows, every other the
+     * Intel ones */
+    snprintf(keys->cpu, sizeof keys->cpu, "%s",
+             t->spec.cpu_vendor == CPU_AMD ? "cpu-amd" : "cpu-intel");
     snprintf(keys->link[LINK_PCIE], 24, "gen%d", g->pcie_gen);
     snprintf(keys->link[LINK_SOCKET], 24, "-");
     return 0;
@@ -341,7 +352,7 @@ int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
     char p3[PATH_MAX];
     snprintf(p3, sizeof p3, "%s/calib/nccl-host.tsv", datadir);
     const cfg_key host[] = {{"call_us", 0, 1e4, "us", &k->call_us, NULL, 0}};
-    if (load_protocol(p1, cc, k, e) || load_links(p2, keys, k, e) ||
+    if (load_protocol(p1, cc, keys->cpu, k, e) || load_links(p2, keys, k, e) ||
         cfg_keyed_load(p3, NULL, host, 1, e))
         return -1;
     snprintf(k->source, sizeof k->source, "%s (NCCL model, %s); %s", p1, cc,

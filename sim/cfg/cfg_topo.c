@@ -219,8 +219,9 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
 {
     static const char *const keys[] = {"name",  "display", "source",
                                        "devices", "links", "nic",
-                                       "p2p",   "fabric"};
+                                       "p2p",   "fabric", "cpu_vendor"};
     config_setting_t *devs, *links, *nic, *fab;
+    int vendor = CPU_OTHER;
     s->p2p = true;
     s->fabric = (topo_fabricspec){FABRIC_RAIL, 500, 1.0, 0, false, false};
     if (cfgu_check_keys(c, r, keys, COUNT(keys)) ||
@@ -231,9 +232,12 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
         list_member(c, r, "links", &links) ||
         (s->links_line = cfgu_line(links), load_links(c, links, s)) ||
         cfgu_bool(c, r, "p2p", false, &s->p2p) ||
+        cfgu_enum(c, r, "cpu_vendor", false, topo_cpu_vendor_names, 4,
+                  &vendor) ||
         cfgu_group(c, r, "nic", &nic) || cfgu_group(c, r, "fabric", &fab) ||
         (nic && load_nic(c, nic, s)) || (fab && load_fabric(c, fab, &s->fabric)))
         return -1;
+    s->cpu_vendor = (topo_cpu_vendor)vendor;
     for (int i = 0; i < s->ndev; i++)
         if (s->dev[i].kind == DEV_NIC && !nic)
             return err_at(c->e, c->file, 1, "nic", "missing (expected nic = "

@@ -342,6 +342,11 @@ static bool build_ring(run *r, const coll_req *q, const int *sorted,
         return rings > 0;
     }
     p->bytes = wire(r, q->bytes / ((double)n * ch));
+    /* across nodes NCCL's model caps ring/LL bus bandwidth at llMaxBw: a
+     * rank's payload rate over its ch flows (wire = payload / LL's 0.5) */
+    double cap = nn > 1 ? r->cal->ll_net_Bps[nn == 2 ? 0 : 1] : 0;
+    if (r->proto == PROTO_LL && cap > 0)
+        p->max_Bps = cap / r->cal->proto_eff[PROTO_LL] / ch;
     return ring_edges(r, p, sorted, start, nn, ch);
 }
 

@@ -68,6 +68,9 @@ typedef struct coll_calib {
      * ring moves, by the same scales; the SMs a ring kernel occupies */
     double ring_ch_Bps[3];
     double tree_factor;
+    /* llMaxBws across nodes (2 nodes, 3 and more; by the hosts' CPU
+     * vendor): NCCL's cap on ring/LL bus bandwidth, bytes/s */
+    double ll_net_Bps[2];
     /* NVLS chunking (NCCL calcCollChunking): the largest chunk, the NVLS
      * channels, and nvls_step: chunk nvls_step_bytes[i] when the message is
      * under nvls_step_mult[i] x channels x GPUs x chunk; the pipeline's

@@ -85,6 +85,11 @@ typedef struct topo_fabricspec {
 } topo_fabricspec;
 
 /* A node type: what a node file holds. */
+/* The vendor of a node's CPUs: NCCL's multi-node LL limits differ for AMD
+ * hosts (tuning.cc: AMD or mixed, else the Intel rows). */
+typedef enum { CPU_OTHER, CPU_INTEL, CPU_AMD, CPU_ARM } topo_cpu_vendor;
+extern const char *const topo_cpu_vendor_names[4];
+
 typedef struct topo_nodespec {
     char name[64], display[128], source[1024], path[1024];
     int links_line; /* where the links list starts, for messages */
@@ -95,6 +100,7 @@ typedef struct topo_nodespec {
     double nic_bw_Bps;
     int64_t nic_lat_ns;
     bool gpudirect, p2p;
+    topo_cpu_vendor cpu_vendor;
     topo_fabricspec fabric;
 } topo_nodespec;
 

@@ -335,6 +335,18 @@ done
 run 1 collective-per-node-bad -- collective --cluster dgx-h100 --nodes 2 --gpus 6 --gpus-per-node 4 --op all_reduce
 has '--gpus-per-node 4 with --gpus 6 on dgx-h100 x 2 \(2 nodes of 8 GPUs\): expected G <= 8 dividing the GPUs, at most 2 nodes'
 quiet
+# across nodes ring/LL runs at NCCL's llMaxBw for the hosts' CPU vendor and
+# node count (calib/nccl-protocol.tsv: Intel 39.0 / 20.4 GB/s on 2 / 3+
+# nodes, AMD 22.5 / 19.0): busbw at 1 GiB within 0.5% of it
+for cv in dgx-h100:2:N2:cpu-intel dgx-h100:4:N4:cpu-intel dgx-a100:2:N2:cpu-amd dgx-a100:4:N4:cpu-amd; do
+    IFS=: read -r cl nn scale cpu <<EOF_
+$cv
+EOF_
+    llmax=$(awk -F'\t' -v s="$scale" -v c="$cpu" '$1 == "llMaxBws" && $4 == s && $5 == c { print $6 }' calib/nccl-protocol.tsv)
+    run 0 "collective-ll-cap-$cl-$nn" -- collective --cluster "$cl" --nodes "$nn" --op all_reduce --algo ring --proto LL -b 1G -e 1G --csv
+    if awk -F, -v w="$llmax" 'NR == 2 { b = $7 } END { exit !(w > 0 && b > w * 0.995 && b < w * 1.005) }' "$tmp/out"; then ok; else
+        bad "ring/LL busbw $(tail -n 1 "$tmp/out" | cut -d, -f7), not llMaxBw $llmax ($cpu, $scale)"; fi
+done
 # -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
 # less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
 call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
@@ -361,7 +373,7 @@ has '--csv and --json: give one'
 quiet
 run 1 unknown-topology -- topo dgx-h200
 has 'unknown topology "dgx-h200"'
-for f in dangling-link zero-bandwidth negative-bandwidth unreachable-gpu duplicate-name; do
+for f in dangling-link zero-bandwidth negative-bandwidth unreachable-gpu duplicate-name bad-cpu-vendor; do
     run 1 "topo-$f" -- topo "tests/bad/topo-$f.cfg"
     has "topo-$f.cfg:[0-9]+: "
     quiet
@@ -962,7 +974,7 @@ EOF_
 done
 for f in dangling-link:9:b duplicate-name:7:name negative-bandwidth:9:GBps \
          self-loop:68:map repeat-link:65:links count-wrap:45:4294967304 \
-         zero-bandwidth:9:GBps unreachable-gpu:8:links; do
+         zero-bandwidth:9:GBps unreachable-gpu:8:links bad-cpu-vendor:26:cpu_vendor; do
     IFS=: read -r file line key <<EOF_
 $f
 EOF_
