@@ -49,7 +49,7 @@ typedef struct phase {
      * costs the mean hop latency of the ring, not the slowest hop's */
     bool ring;
     int64_t hop_ns;
-    int64_t fill_ns; /* a pipeline's start-up, waited before its steps */
+    int64_t fill_ns; /* a pipeline's start-up, waited before its first step */
     bool nomem;     /* an edge could not be stored */
 } phase;
 
@@ -150,13 +150,15 @@ static void phase_hw(const run *r, phase *p)
 
 /* NCCL's per-step hardware latency already contains the wire's, which the
  * flows add at their end: wait only for the rest.  A ring's flows add
- * none: its step waits the mean hop latency. */
+ * none: its step waits the mean hop latency.  The phase's start-up comes
+ * before its first step (r->step is the step about to start). */
 static int64_t step_delay(const run *r, const phase *p)
 {
+    int64_t fill = r->step == 0 ? p->fill_ns : 0;
     if (p->ring)
-        return p->hop_ns + p->fill_ns;
+        return p->hop_ns + fill;
     int64_t a = hw_ns(r, p->hw);
-    return (a > p->lat_ns ? a - p->lat_ns : 0) + p->fill_ns;
+    return (a > p->lat_ns ? a - p->lat_ns : 0) + fill;
 }
 
 /* ---- building the phases of each algorithm -------------------------------- */
@@ -280,11 +282,9 @@ static int mesh_rings(run *r, phase *p, const int *ranks, int n)
      * perm[n-1] and add its reverse by hand */
     for (;;) {
         if (perm[1] < perm[n - 1]) {
-            for (int d = 0; d < 2; d++) {
+            for (int d = 0; d < 2; d++) { /* d = 1: the cycle reversed */
                 for (int i = 0; i < n; i++) {
-                    int a = perm[i], b = perm[(i + 1) % n];
-                    if (d)
-                        a = perm[(i + 1) % n], b = perm[i];
+                    int a = perm[(i + d) % n], b = perm[(i + 1 - d) % n];
                     if (!add_edge(p, t->gpu_dev[ranks[a]],
                                   t->gpu_dev[ranks[b]], 0))
                         return -1;
