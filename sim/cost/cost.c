@@ -319,8 +319,6 @@ static void roofline(const cost_calib *c, const cost_op *op, double peak,
     r->bound = r->compute_s > r->memory_s ? "compute" : "memory";
     if (eff <= 0 || eff > 1)
         eff = eff <= 0 ? 1e-3 : 1;
-    r->efficiency = eff;
-    r->kernel_s = roof / eff;
     if (op->kind == OP_GEMM && op->batch > 1) {
         /* a strided batch fills the GPU with its tiles as one GEMM of
          * batch x m rows (that grid's efficiency, for the tensor cores),
@@ -333,8 +331,11 @@ static void roofline(const cost_calib *c, const cost_op *op, double peak,
         r->kernel_s = tc > tm ? tc : tm;
         r->bound = tc > tm ? "compute" : "memory";
         r->efficiency = roof / r->kernel_s;
-        note(r, "; batch of %s B matrices: bytes at the hbm.tsv streaming "
-                "efficiency %.3f", "distinct", stream);
+        note(r, "%s; batch of distinct B matrices: bytes at the hbm.tsv "
+                "streaming efficiency %.3f", "", stream);
+    } else {
+        r->efficiency = eff;
+        r->kernel_s = roof / eff;
     }
     r->launch_s = c->launch_s;
     r->time_s = r->kernel_s + r->launch_s;
