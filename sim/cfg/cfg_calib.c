@@ -102,9 +102,10 @@ static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
                strcmp(tsv_get(t, r, c->arch), cpu) == 0 &&
                (strcmp(tsv_get(t, r, c->hw), "N2") == 0 ||
                 strcmp(tsv_get(t, r, c->hw), "N4") == 0)) {
+        bool two = strcmp(tsv_get(t, r, c->hw), "N2") == 0;
         if (tsv_num(t, r, c->value, 0, 1e6, &v, e))
             return -1;
-        k->ll_net_Bps[tsv_get(t, r, c->hw)[1] == '2' ? 0 : 1] = v * 1e9;
+        k->ll_net_Bps[two ? 0 : 1] = v * 1e9; /* 2 nodes; 3 and more */
     } else if (strcmp(table, "nvlsChunkSize") == 0) {
         if (tsv_num(t, r, c->value, 1, 1e9, &v, e))
             return -1;

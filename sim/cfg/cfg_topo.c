@@ -232,8 +232,8 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
         list_member(c, r, "links", &links) ||
         (s->links_line = cfgu_line(links), load_links(c, links, s)) ||
         cfgu_bool(c, r, "p2p", false, &s->p2p) ||
-        cfgu_enum(c, r, "cpu_vendor", false, topo_cpu_vendor_names, 4,
-                  &vendor) ||
+        cfgu_enum(c, r, "cpu_vendor", false, topo_cpu_vendor_names,
+                  CPU_VENDOR_COUNT, &vendor) ||
         cfgu_group(c, r, "nic", &nic) || cfgu_group(c, r, "fabric", &fab) ||
         (nic && load_nic(c, nic, s)) || (fab && load_fabric(c, fab, &s->fabric)))
         return -1;

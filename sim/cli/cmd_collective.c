@@ -44,8 +44,8 @@ static const char usage[] =
 typedef struct copts {
     const char *cluster;
     int op, algo, proto, csv, json, p2p, full, links;
-    int gpus, nodes, per_node;
-    long per_thread; /* -g */
+    int gpus, nodes;
+    long per_thread, per_node; /* -g, --gpus-per-node (0: fill) */
     double b, e, f;
 } copts;
 
@@ -88,12 +88,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
             break;
         case 'n': rc = cmd_setting_int(EXP_TRAIN, "nodes", optarg, &o->nodes, e); break;
         case 'g': rc = util_parse_int("-g", optarg, 1, 1024, &o->per_thread, e); break;
-        case 'G': {
-            long v;
-            rc = util_parse_int("--gpus-per-node", optarg, 1, 4096, &v, e);
-            o->per_node = (int)v;
-            break;
-        }
+        case 'G': rc = util_parse_int("--gpus-per-node", optarg, 1, 4096, &o->per_node, e); break;
         case 'b': rc = util_parse_size("-b", optarg, &o->b, e); break;
         case 'e': rc = util_parse_size("-e", optarg, &o->e, e); break;
         case 'f': rc = util_parse_double("-f", optarg, 1.01, 1024, &o->f, e); break;
@@ -173,7 +168,7 @@ static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
  * fabric, say). */
 static int place(const copts *o, const topo *t, int n, int *ranks, llm_err *e)
 {
-    int G = o->per_node, per = t->gpus_per_node;
+    int G = (int)o->per_node, per = t->gpus_per_node;
     if (!G) {
         for (int i = 0; i < n; i++)
             ranks[i] = i;

@@ -80,8 +80,8 @@ static const char *const dev_names[DEV_KIND_COUNT] = {
 static const char *const link_names[LINK_KIND_COUNT] = {"nvlink", "pcie",
                                                         "socket", "network"};
 
-const char *const topo_cpu_vendor_names[4] = {"other", "intel", "amd",
-                                               "arm"};
+const char *const topo_cpu_vendor_names[CPU_VENDOR_COUNT] = {
+    "other", "intel", "amd", "arm"};
 const char *topo_dev_kind_name(topo_dev_kind k) { return dev_names[k]; }
 const char *topo_link_kind_name(topo_link_kind k) { return link_names[k]; }
 

@@ -84,12 +84,18 @@ typedef struct topo_fabricspec {
     bool ecmp;
 } topo_fabricspec;
 
-/* A node type: what a node file holds. */
 /* The vendor of a node's CPUs: NCCL's multi-node LL limits differ for AMD
  * hosts (tuning.cc: AMD or mixed, else the Intel rows). */
-typedef enum { CPU_OTHER, CPU_INTEL, CPU_AMD, CPU_ARM } topo_cpu_vendor;
-extern const char *const topo_cpu_vendor_names[4];
+typedef enum {
+    CPU_OTHER,
+    CPU_INTEL,
+    CPU_AMD,
+    CPU_ARM,
+    CPU_VENDOR_COUNT
+} topo_cpu_vendor;
+extern const char *const topo_cpu_vendor_names[CPU_VENDOR_COUNT];
 
+/* A node type: what a node file holds. */
 typedef struct topo_nodespec {
     char name[64], display[128], source[1024], path[1024];
     int links_line; /* where the links list starts, for messages */
