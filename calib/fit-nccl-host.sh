@@ -25,24 +25,20 @@ LLMSIM_DATA=$data REPORT=$work/report.tsv ONLY=$work/ids \
     sh tests/validate.sh --collectives-only 2>/dev/null
 
 # the fit and its report, in time (a busbw row's time is size / algbw)
-awk -F'\t' -v write="${1-}" '
+awk -F'\t' "$(cat tests/validate-stats.awk)"'
 function t_of(metric, v, size, n) {
     return metric == "time_us" ? v : size / (v / (2 * (n - 1) / n)) / 1e3 }
-function medlog(role, c,    k, i, j, x, v) {
+# the errors of the cases of one role at call_us = c, one per case in v[1..k]
+# (log ratio, or |ratio - 1|); returns k
+function errs(role, c, logs, v,    k, i, p, x) {
     k = 0
     for (i = 1; i <= m; i++) if (ro[i] == role) {
         p = dev[i] > g[i] * c ? dev[i] : g[i] * c
-        v[++k] = log(p / meas[i]) }
-    for (i = 2; i <= k; i++) { x = v[i]; j = i - 1; while (j > 0 && v[j] > x) { v[j + 1] = v[j]; j-- }; v[j + 1] = x }
-    nk = k
-    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 }
-function medabs(role, c,    k, i, j, x, v) {
-    k = 0
-    for (i = 1; i <= m; i++) if (ro[i] == role) {
-        p = dev[i] > g[i] * c ? dev[i] : g[i] * c
-        x = p / meas[i] - 1; v[++k] = x < 0 ? -x : x }
-    for (i = 2; i <= k; i++) { x = v[i]; j = i - 1; while (j > 0 && v[j] > x) { v[j + 1] = v[j]; j-- }; v[j + 1] = x }
-    return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2 }
+        x = p / meas[i]
+        v[++k] = logs ? log(x) : abs(x - 1) }
+    return k }
+function medlog(role, c,    v) { nk = errs(role, c, 1, v); return median(v, nk) }
+function medabs(role, c,    v, k) { k = errs(role, c, 0, v); return median(v, k) }
 FILENAME == ARGV[1] { role[$1] = $2; launch[$1] = $3; n[$1] = $4; metric[$1] = $5; size[$1] = $7; next }
 FNR > 1 && $5 != "nan" {
     m++; id = $2; ro[m] = role[id]; g[m] = launch[id]
