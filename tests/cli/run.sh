@@ -763,7 +763,29 @@ done
 if paste "$tmp/nvls-real" "$tmp/nvls-nofill" | awk '{ d[NR] = $1 - $2 } END {
         exit !(NR == 3 && d[1] < 0.05 && d[2] > 5 && d[3] / d[2] > 1.98 && d[3] / d[2] < 2.02) }'; then ok; else
     cur=collective-nvls-fill; bad "NVLS fill at 1 KiB, 4 MiB, 16 MiB not ~0 and chunk-proportional: $(paste "$tmp/nvls-real" "$tmp/nvls-nofill" | tr '\n' ' ')"; fi
+# bad collective tables in the data copy: file, line, key; exit 1; nothing on stdout
+rm "$tmp/data/calib/nccl-protocol.tsv"
+{ cat calib/nccl-protocol.tsv; printf 'nvlsChunkStep\tNVLS\tSimple\t1\t-\t8192\tbytes\tx\ty\n'; } \
+    >"$tmp/data/calib/nccl-protocol.tsv"
+rm "$tmp/data/calib/nccl-host.tsv"
+printf 'key\tvalue\tunit\tsource\ncall_us\t-1\tus\tx\n' >"$tmp/data/calib/nccl-host.tsv"
+LLMSIM_DATA="$tmp/data"
+export LLMSIM_DATA
+run 1 collective-bad-chunk-step -- collective --cluster dgx-h100 --op all_reduce -b 8 -e 8
+has 'nccl-protocol.tsv:[0-9]+: nvlsChunkStep: a fourth row \(expected three\)'
+quiet
 ln -sf "$PWD/calib/nccl-protocol.tsv" "$tmp/data/calib/nccl-protocol.tsv"
+run 1 collective-bad-call-us -- collective --cluster dgx-h100 --op all_reduce -b 8 -e 8
+has 'nccl-host.tsv:2: call_us: -1 is out of range \(expected 0..10000 us\)'
+quiet
+if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
+ln -sf "$PWD/calib/nccl-host.tsv" "$tmp/data/calib/nccl-host.tsv"
+run 1 collective-bad-g -- collective --cluster dgx-h100 --op all_reduce -g 0
+has '-g: 0 is out of range \(expected 1..1024\)'
+quiet
+run 1 collective-bad-per-node -- collective --cluster dgx-h100 --op all_reduce --gpus-per-node x
+has '--gpus-per-node: "x" is not an integer \(expected 1..4096\)'
+quiet
 # a gemm_ratio row for a traced GPU, and one whose base has no grid of that
 # dtype: refused before any table is written
 for bad_ratio in 'a100-sxm-80gb\tgemm_ratio\tfp8' 'h800-sxm\tgemm_ratio\tfp4'; do
