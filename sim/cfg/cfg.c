@@ -167,7 +167,7 @@ static const char *const gpu_keys[] = {
     "tflops",      "nvlink_gen",  "nvlink_links", "nvlink_GBps",
     "pcie_gen",    "pcie_lanes",  "tdp_w",        "ecc",
     "price_usd",   "price_source", "caps",        "source",
-    "sm_count",
+    "sm_count",    "boost_clock_mhz",
 };
 static const char *const tflops_keys[] = {"fp64", "fp64_tensor", "fp32",
                                           "tf32", "fp16", "bf16",
@@ -227,6 +227,7 @@ static int load_gpu(cfgu *c, const config_setting_t *s, const cfg_pcie *pcie,
                     gpu_spec *g)
 {
     double mem_gib = 0, bw = 0, nvl = 0;
+    double clock_mhz = 0;
     int ff = 0, tdp = 0, price = 0;
     config_setting_t *tf;
     if (config_setting_type(s) != CONFIG_TYPE_GROUP)
@@ -257,6 +258,7 @@ static int load_gpu(cfgu *c, const config_setting_t *s, const cfg_pcie *pcie,
         cfgu_int(c, s, "pcie_lanes", true, 1, 32, &g->pcie_lanes) ||
         cfgu_int(c, s, "tdp_w", true, 1, 100000, &tdp) ||
         cfgu_int(c, s, "sm_count", false, 1, 10000, &g->sm_count) ||
+        cfgu_double(c, s, "boost_clock_mhz", false, 1, 10000, &clock_mhz) ||
         cfgu_bool(c, s, "ecc", false, &g->ecc) ||
         cfgu_int(c, s, "price_usd", false, 0, 100000000, &price) ||
         cfgu_str(c, s, "price_source", false, g->price_source,
@@ -276,6 +278,7 @@ static int load_gpu(cfgu *c, const config_setting_t *s, const cfg_pcie *pcie,
     g->memory_bytes = mem_gib * GiB;
     g->mem_bw_Bps = bw * 1e9;
     g->nvlink_Bps = nvl * 1e9;
+    g->boost_clock_hz = clock_mhz * 1e6;
     g->tdp_w = tdp;
     g->price_usd = price;
     if (!g->display[0])

@@ -39,6 +39,7 @@ typedef struct gpu_spec {
     double pcie_lane_GTps, pcie_encoding;
     double tdp_w;
     int sm_count; /* streaming multiprocessors; 0 = not given */
+    double boost_clock_hz; /* SM boost clock; 0 = not given */
     bool ecc;
     double price_usd; /* 0 = none public */
     char price_source[512];
