@@ -114,6 +114,29 @@ kernels() {
     done
 }
 
+kernel_ops() {
+    f=tests/validation/kernel-ops.tsv
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite gpu role kind tokens rowc elems reads model measured source; do
+        [ -n "$id" ] || continue
+        case "$kind" in
+        norm) set -- --norm "${tokens}x${rowc}" ;;
+        activation) set -- --elementwise "$elems" --activation --reads "$reads" --row "$rowc" ;;
+        add) set -- --elementwise "$elems" --reads 2 --writes 1 ;;
+        rope) set -- --rope "${tokens}x${rowc}" ;;
+        *) continue ;;
+        esac
+        json=$($L kernel --gpu "$gpu" --dtype fp16 "$@" --json 2>&1)
+        pred=$(echo "$json" | sed -n 's/^  "time_s": \([0-9.eE+-]*\).*/\1/p')
+        if [ -z "$pred" ]; then
+            echo "validate: $id: llmsim failed: $json" >&2
+            pred=nan
+        else
+            pred=$(awk -v t="$pred" 'BEGIN { printf "%.3f", t * 1e6 }')
+        fi
+        row "$suite" "$id" time_us "$measured" "$pred" "$source"
+    done
+}
+
 # plan KEY: an integer of the "plan" object of the JSON in $json
 plan() {
     echo "$json" | sed -n "/^  \"plan\": {/,/^  }/s/^    \"$1\": \([0-9]*\).*/\1/p"
@@ -213,6 +236,7 @@ if [ "$only_training" = 1 ] || [ "$only_coll" = 1 ]; then
 fi
 collectives
 kernels
+kernel_ops
 training
 serving
 mv "$tmp" "$out"
@@ -325,6 +349,36 @@ END {
         printf "\n"
     }
 }' tests/validation/collectives.tsv "$out"
+# memory-bound kernels by GPU and by tokens, fit apart from check
+awk -F'\t' "$(cat tests/validate-stats.awk)"'
+FILENAME == ARGV[1] { if ($0 !~ /^#/ && $1 != "id" && $1 != "") { gp[$1] = $3; ro[$1] = $4; tk[$1] = $6 }; next }
+FNR == 1 || $1 != "kernel-ops" { next }
+{
+    b = tk[$2] <= 64 ? 1 : tk[$2] <= 512 ? 2 : 3
+    if (!(gp[$2] in seen)) { seen[gp[$2]] = 1; order[++ng] = gp[$2] }
+    for (q = 1; q <= 2; q++) {
+        g = gp[$2] SUBSEP ro[$2] SUBSEP (q == 1 ? b : 4)
+        if (!simulated($6)) continue
+        e[g, ++n[g]] = abs($6)
+    }
+}
+END {
+    if (!ng) exit
+    printf "\nmemory-bound kernels by GPU (role rule: tests/validation/kernel-ops.tsv): cases, median |error|\n"
+    printf "  %-16s %-6s %16s %16s %16s %16s\n", "gpu", "role", "1-64 tokens", "65-512", "> 512", "all"
+    for (i = 1; i <= ng; i++)
+        for (r = 1; r <= 2; r++) {
+            rn = r == 1 ? "fit" : "check"
+            if (!n[order[i], rn, 4]) continue
+            printf "  %-16s %-6s", order[i], rn
+            for (b = 1; b <= 4; b++) {
+                g = order[i] SUBSEP rn SUBSEP b; k = n[g] + 0
+                for (j = 1; j <= k; j++) v[j] = e[g, j]
+                if (k) printf " %5d %9.1f%%", k, median(v, k); else printf " %16s", "-"
+            }
+            printf "\n"
+        }
+}' tests/validation/kernel-ops.tsv "$out"
 echo "report: $out"
 sh tests/validate-doc.sh "$out" "$doc" "$large" "$roles" || exit 2
 echo "page: $doc"

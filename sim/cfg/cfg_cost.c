@@ -469,6 +469,36 @@ static int load_attn_kernels(const char *datadir, const gpu_spec *g,
     return rc;
 }
 
+/* calib/memory-kernels.tsv: three figures per kind of memory-bound
+ * kernel, named <kind>_fixed_cycles, _row_cycles, _bytes_per_sm_cycle. */
+static int load_memk(const char *datadir, const gpu_spec *g, cost_calib *cc,
+                     llm_err *e)
+{
+    enum { PER = 3 };
+    static const char *const what[PER] = {"fixed_cycles", "row_cycles",
+                                          "bytes_per_sm_cycle"};
+    static const char *const unit[PER] = {"cycles", "cycles per 1024",
+                                          "bytes per SM cycle"};
+    char names[MEM_KIND_COUNT * PER][48];
+    cfg_key want[MEM_KIND_COUNT * PER];
+    for (int k = 0; k < MEM_KIND_COUNT; k++) {
+        struct cost_memk *m = &cc->memk[k];
+        double *out[PER] = {&m->fixed_cycles, &m->row_cycles,
+                            &m->bytes_per_sm_cycle};
+        for (int i = 0; i < PER; i++) {
+            int j = k * PER + i;
+            snprintf(names[j], sizeof names[j], "%s_%s",
+                     cost_mem_kind_names[k], what[i]);
+            want[j] = (cfg_key){names[j], 0, i == 0 ? 1e6 : 1e5, unit[i],
+                                out[i], j ? NULL : cc->memk_source,
+                                j ? 0 : sizeof cc->memk_source};
+        }
+    }
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/calib/memory-kernels.tsv", datadir);
+    return cfg_keyed_load(p, g->name, want, MEM_KIND_COUNT * PER, e);
+}
+
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
                         const gpu_spec *g, cost_calib *cc, llm_err *e)
 {
@@ -505,6 +535,7 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
     if (pcie_eff(datadir, g, &cc->pcie_eff, e) ||
         cfg_keyed_load(p, g->name, want, 2, e) ||
         cfg_keyed_load(q, g->name, load, 2, e) ||
+        load_memk(datadir, g, cc, e) ||
         load_attn_kernels(datadir, g, cc, e)) {
         cost_calib_free(cc);
         return -1;

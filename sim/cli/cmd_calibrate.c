@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gsl/gsl_fit.h>
+
 #include "cost/calib_fit.h"
 #include "cfg/cfg.h"
 #include "cli/cmd.h"
@@ -73,7 +75,7 @@ static void row_points(const tsv *t, int r, const int *col, const int *opc,
         double ms = atof(tsv_get(t, r, opc[o]));
         if (ms <= 0)
             continue;
-        fit_point x = {.op = o, .t_s = ms * 1e-3};
+        fit_point x = {.op = o, .t_s = ms * 1e-3, .tokens = M};
         if (o < NGEMM) {
             x.m = shape[o][0], x.n = shape[o][1], x.k = shape[o][2];
             x.flops = 2 * x.m * x.n * x.k;
@@ -88,6 +90,10 @@ static void row_points(const tsv *t, int r, const int *col, const int *opc,
                       : o == 8 ? 2 * M * (q + kvw)             /* rope */
                                : 2 * M * h;                    /* emb */
         x.bytes = 2 * vals;
+        /* the row one thread block loops over: a norm's or an embedding's
+         * hidden vector, the activation's intermediate one, rope's q and
+         * k heads of a token; the residual add is a flat grid */
+        x.row = o <= 5 || o == 9 ? h : o == 6 ? f / tp : o == 8 ? q + kvw : 0;
         push(mem, x);
     }
 }
@@ -655,6 +661,225 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
     return rc;
 }
 
+/* ---- memory-bound kernels over all traced GPUs ---------------------------
+ * calib/memory-kernels.tsv.  Two steps, each a GSL linear fit:
+ * 1. the latency of a kernel with few rows (<= 16 tokens), in cycles of
+ *    each GPU's clock, is fixed + row_cycles x row/1024, pooled over the
+ *    traced GPUs (a latency in cycles carries to another clock);
+ * 2. with many rows (>= 512 tokens) the time less that fixed part is bytes
+ *    x (1/(DRAM rate) + 1/(issue rate)), through the origin, weighted by
+ *    1/t^2 (relative error); DRAM at the GPU's hbm.tsv streaming
+ *    efficiency, the issue rate per SM cycle per GPU, and its geometric
+ *    mean over the traced GPUs as the '*' row for every other GPU. */
+#define SMALL_TOKENS 16
+#define LARGE_TOKENS 512
+
+typedef struct memk_gpu {
+    const gpu_spec *g;
+    points mem;
+    double dram_Bps;
+    double rate[MEM_KIND_COUNT]; /* bytes per SM cycle; 0 = DRAM alone */
+} memk_gpu;
+
+static void fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
+                        struct cost_memk *out)
+{
+    int cap = 0;
+    for (int j = 0; j < ng; j++)
+        cap += mg[j].mem.n;
+    double *x = malloc(sizeof(double) * (size_t)(cap + 1));
+    double *y = malloc(sizeof(double) * (size_t)(cap + 1));
+    int n = 0;
+    for (int j = 0; x && y && j < ng; j++)
+        for (int i = 0; i < mg[j].mem.n; i++) {
+            const fit_point *p = &mg[j].mem.p[i];
+            if (mem_kind_of_op(p->op) != k || p->tokens > SMALL_TOKENS)
+                continue;
+            x[n] = p->row / 1024;
+            y[n++] = p->t_s * mg[j].g->boost_clock_hz;
+        }
+    double c0 = 0, c1 = 0, v00, v01, v11, ss;
+    if (n >= 2)
+        gsl_fit_linear(x, 1, y, 1, (size_t)n, &c0, &c1, &v00, &v01, &v11, &ss);
+    if (n && (n < 2 || c1 < 0 || !isfinite(c1))) { /* no row effect */
+        c1 = 0, c0 = 0;
+        for (int i = 0; i < n; i++)
+            c0 += y[i] / n;
+    }
+    out->fixed_cycles = c0 > 1 ? c0 : 1;
+    out->row_cycles = c1;
+    free(x);
+    free(y);
+}
+
+static double fit_rate(const memk_gpu *m, cost_mem_kind k, double fixed)
+{
+    double *x = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
+    double *y = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
+    double *w = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
+    int n = 0;
+    double f = m->g->boost_clock_hz, c1 = 0, v, ss;
+    for (int i = 0; x && y && w && i < m->mem.n; i++) {
+        const fit_point *p = &m->mem.p[i];
+        double t = p->t_s - fixed / f;
+        if (mem_kind_of_op(p->op) != k || p->tokens < LARGE_TOKENS || t <= 0)
+            continue;
+        x[n] = p->bytes, y[n] = t, w[n++] = 1 / (t * t);
+    }
+    if (n)
+        gsl_fit_wmul(x, 1, w, 1, y, 1, (size_t)n, &c1, &v, &ss);
+    free(x);
+    free(y);
+    free(w);
+    double issue = c1 - 1 / m->dram_Bps; /* seconds per byte beyond DRAM */
+    return n && issue > 1e-15 ? 1 / (issue * m->g->sm_count * f) : 0;
+}
+
+static int write_memk(const char *path, const memk_gpu *mg, int ng,
+                      const struct cost_memk *star, const char *src,
+                      llm_err *e)
+{
+    util_outfile o;
+    if (util_out_open(&o, path, e))
+        return -1;
+    fprintf(o.fp,
+            "# memory-kernels.tsv: memory-bound kernels (norms, activations, residual adds, rope, embedding\n"
+            "# gathers) as the cost model prices them (sim/cost/cost.c membound_time_s):\n"
+            "#   t = fixed / f + max(row_cycles x row/1024 / f,  B / (e x BW) + B / (bytes_per_sm_cycle x SMs x f))\n"
+            "# f the GPU's boost clock and SMs its sm_count (topologies/gpus.cfg), BW its datasheet memory\n"
+            "# bandwidth and e the streaming efficiency of its hbm.tsv, B the bytes the kernel moves, row the\n"
+            "# elements one thread block loops over.  A kernel with few rows waits on one block's chain of\n"
+            "# memory round trips (latency, in cycles, so it carries to another clock); one with many rows\n"
+            "# on DRAM and on the SMs' load/store issue.  bytes_per_sm_cycle 0: DRAM alone.\n"
+            "# Written by `llmsim calibrate --fit` (two GSL linear fits, see sim/cli/cmd_calibrate.c\n"
+            "# fit_memory_kernels); a GPU's own row wins over the '*' row, which holds the latencies pooled\n"
+            "# over the traced GPUs and the geometric mean of their issue rates: every other GPU is\n"
+            "# predicted from its datasheet with them.\n"
+            "gpu\tkey\tvalue\tunit\tsource\n");
+    static const char *const unit[3] = {"cycles", "cycles per 1024",
+                                        "bytes per SM cycle"};
+    for (int k = 0; k < MEM_KIND_COUNT; k++) {
+        const char *kn = cost_mem_kind_names[k];
+        fprintf(o.fp, "*\t%s_fixed_cycles\t%.0f\t%s\t%s\n", kn,
+                star[k].fixed_cycles, unit[0], src);
+        fprintf(o.fp, "*\t%s_row_cycles\t%.0f\t%s\t%s\n", kn,
+                star[k].row_cycles, unit[1], src);
+        fprintf(o.fp, "*\t%s_bytes_per_sm_cycle\t%.3f\t%s\t%s (geometric "
+                "mean of the traced GPUs)\n", kn, star[k].bytes_per_sm_cycle,
+                unit[2], src);
+        for (int j = 0; j < ng; j++)
+            fprintf(o.fp, "%s\t%s_bytes_per_sm_cycle\t%.3f\t%s\t%s\n",
+                    mg[j].g->name, kn, mg[j].rate[k], unit[2], src);
+    }
+    return util_out_commit(&o, e);
+}
+
+/* Median |error| of the fitted model per kind and token band. */
+static void report_memk(const memk_gpu *m, const cost_calib *c)
+{
+    static const char *const band[3] = {"1-64", "65-512", ">512"};
+    printf("%s memory-bound kernels, median |error| by tokens:\n  %-12s",
+           m->g->name, "kind");
+    for (int b = 0; b < 3; b++)
+        printf(" %10s", band[b]);
+    printf("\n");
+    double *err = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
+    for (int k = 0; err && k < MEM_KIND_COUNT; k++) {
+        printf("  %-12s", cost_mem_kind_names[k]);
+        for (int b = 0; b < 3; b++) {
+            int n = 0;
+            for (int i = 0; i < m->mem.n; i++) {
+                const fit_point *p = &m->mem.p[i];
+                int pb = p->tokens <= 64 ? 0 : p->tokens <= 512 ? 1 : 2;
+                if (mem_kind_of_op(p->op) != (cost_mem_kind)k || pb != b)
+                    continue;
+                double t = cost_membound_time_s(c, m->g, (cost_mem_kind)k,
+                                                p->bytes, p->row);
+                err[n++] = fabs(t / p->t_s - 1) * 100;
+            }
+            qsort(err, (size_t)n, sizeof *err, cmp_d);
+            if (n)
+                printf(" %9.1f%%", err[n / 2]);
+            else
+                printf(" %10s", "-");
+        }
+        printf("\n");
+    }
+    free(err);
+}
+
+static int fit_memory_kernels(const char *traces, const char *out,
+                              const fit_list *fits, const gpu_catalog *cat,
+                              llm_err *e)
+{
+    memk_gpu mg[16];
+    cost_calib cc[16];
+    int ng = 0, files = 0, rc = 0;
+    memset(mg, 0, sizeof mg);
+    for (int i = 0; rc == 0 && i < fits->n && ng < 16; i++) {
+        if (!fits->g[i].traces[0])
+            continue;
+        const gpu_spec *g = gpu_find(cat, fits->g[i].gpu);
+        if (!g || g->sm_count <= 0 || g->boost_clock_hz <= 0) {
+            rc = err_set(e, "%s: expected sm_count and boost_clock_mhz in "
+                            "topologies/gpus.cfg (the memory-bound kernel fit "
+                            "works in its cycles)", fits->g[i].gpu);
+            break;
+        }
+        char dir[PATH_MAX], odir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/%s", traces, fits->g[i].traces);
+        snprintf(odir, sizeof odir, "%s/%s", out, g->name);
+        points gemm = {0};
+        int nf = 0;
+        mg[ng].g = g;
+        rc = load_traces(dir, &gemm, &mg[ng].mem, &nf, e) ||
+             cfg_load_cost_dir(odir, g, false, &cc[ng], e);
+        free(gemm.p);
+        if (rc) {
+            free(mg[ng].mem.p);
+            break;
+        }
+        mg[ng].dram_Bps =
+            g->mem_bw_Bps * cost_hbm_eff(&cc[ng], MEM_ELEMENTWISE, 0x1p50);
+        files += nf;
+        ng++;
+    }
+    struct cost_memk star[MEM_KIND_COUNT];
+    for (int k = 0; rc == 0 && k < MEM_KIND_COUNT; k++) {
+        fit_latency(mg, ng, (cost_mem_kind)k, &star[k]);
+        double lsum = 0;
+        int npos = 0;
+        for (int j = 0; j < ng; j++) {
+            mg[j].rate[k] = fit_rate(&mg[j], (cost_mem_kind)k,
+                                     star[k].fixed_cycles);
+            if (mg[j].rate[k] > 0)
+                lsum += log(mg[j].rate[k]), npos++;
+        }
+        /* DRAM alone on any traced GPU: DRAM alone everywhere */
+        star[k].bytes_per_sm_cycle = npos == ng && ng ? exp(lsum / ng) : 0;
+    }
+    if (rc == 0) {
+        char src[300], p[PATH_MAX];
+        snprintf(src, sizeof src, "fit to Vidur kernel traces calib/vidur "
+                 "(%d GPUs, %d files; microsoft/vidur@7d47513, MIT)", ng,
+                 files);
+        snprintf(p, sizeof p, "%s/memory-kernels.tsv", out);
+        rc = write_memk(p, mg, ng, star, src, e);
+    }
+    for (int j = 0; j < ng; j++) {
+        if (rc == 0) {
+            for (int k = 0; k < MEM_KIND_COUNT; k++) {
+                cc[j].memk[k] = star[k];
+                cc[j].memk[k].bytes_per_sm_cycle = mg[j].rate[k];
+            }
+            report_memk(&mg[j], &cc[j]);
+        }
+        cost_calib_free(&cc[j]);
+        free(mg[j].mem.p);
+    }
+    return rc;
+}
+
 /* A gemm_ratio row must scale a grid that will exist: its GPU derived
  * from a traced one, which has a grid of that dtype (16-bit always; any
  * other from a published row of its own).  Checked before any table is
@@ -787,6 +1012,8 @@ static int run(int argc, char **argv, llm_err *e)
         for (int i = 0; rc == 0 && i < fits.n; i++)
             if (fg[i].traces[0])
                 rc = fit_one(tdir, odir, &fits, i, &cat, pubs, npub, e);
+        if (rc == 0)
+            rc = fit_memory_kernels(tdir, odir, &fits, &cat, e);
         free(fg);
         free(pubs);
     }

@@ -23,7 +23,12 @@ static const char usage[] =
     "                         --head-dim D --seq S [--q-len Q] [--causal]\n"
     "                         [--no-flash]\n"
     "  --norm RxC  --softmax RxC  --embedding RxC (rows x columns)\n"
-    "  --elementwise N [--reads R] [--writes W] [--activation]\n"
+    "  --elementwise N [--reads R] [--writes W] [--activation] [--row C]\n"
+    "  --rope TxC             rotary embedding of T tokens, C elements of\n"
+    "                         q and k heads each\n"
+    "A memory-bound op's thread blocks each loop over a row (--row C: C\n"
+    "elements; a norm's, softmax's or embedding's columns; rope's C): with\n"
+    "few rows its time is that loop's latency (calib/memory-kernels.tsv).\n"
     "  --optimizer N          Adam update of N parameters\n"
     "  --memcpy h2d|d2h --bytes B\n"
     "--dtype fp32|tf32|fp16|bf16|fp8 (bf16).  A GPU that lacks a capability\n"
@@ -39,7 +44,7 @@ enum {
     K_GPU = 300, K_GEMM, K_ATTN, K_NORM, K_SOFTMAX, K_EMB, K_ELEM, K_OPT,
     K_MEMCPY, K_DTYPE, K_TP, K_BATCH, K_HEADS, K_KVH, K_HD, K_SEQ, K_QLEN,
     K_CAUSAL, K_NOFLASH, K_READS, K_WRITES, K_ACT, K_BYTES, K_FALLBACK, K_JSON,
-    K_CALIB
+    K_CALIB, K_ROPE, K_ROW
 };
 
 static int dims(const char *opt, const char *s, double *v, int n, llm_err *e)
@@ -104,8 +109,21 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
                  v, d, 2, e))
             return -1;
         op->elems = d[0] * d[1];
+        op->row_elems = d[1];
         return 0;
     }
+    case K_ROPE: {
+        double d[2];
+        o->have_op++;
+        op->kind = OP_ELEMENTWISE, op->mem = MEM_ROPE;
+        op->reads = op->writes = 1;
+        if (dims("--rope", v, d, 2, e))
+            return -1;
+        op->elems = d[0] * d[1];
+        op->row_elems = d[1];
+        return 0;
+    }
+    case K_ROW: return num("--row", v, 1, &op->row_elems, e);
     case K_ELEM: o->have_op++; op->kind = OP_ELEMENTWISE; return num("--elementwise", v, 1, &op->elems, e);
     case K_OPT: o->have_op++; op->kind = OP_OPTIMIZER; return num("--optimizer", v, 1, &op->elems, e);
     case K_MEMCPY:
@@ -158,6 +176,7 @@ static int parse(int argc, char **argv, kopts *o, llm_err *e)
         {"head-dim", 1, 0, K_HD}, {"seq", 1, 0, K_SEQ},
         {"q-len", 1, 0, K_QLEN}, {"causal", 0, 0, K_CAUSAL},
         {"no-flash", 0, 0, K_NOFLASH}, {"reads", 1, 0, K_READS},
+        {"rope", 1, 0, K_ROPE}, {"row", 1, 0, K_ROW},
         {"writes", 1, 0, K_WRITES}, {"activation", 0, 0, K_ACT},
         {"bytes", 1, 0, K_BYTES}, {"fallback", 1, 0, K_FALLBACK},
         {"json", 0, 0, K_JSON}, {"calib", 1, 0, K_CALIB}, {0, 0, 0, 0},

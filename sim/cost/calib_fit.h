@@ -21,6 +21,8 @@ typedef struct fit_point {
     double m, n, k; /* GEMM shape; m = 0 for a memory-bound op */
     double flops, bytes;
     double t_s;    /* measured */
+    double tokens; /* rows of the layer's activations (Vidur num_tokens) */
+    double row;    /* memory-bound: elements one block loops over; 0 none */
 } fit_point;
 
 typedef struct gemm_fit {

@@ -250,6 +250,44 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
     }
 }
 
+/* A memory-bound kernel's time: a fixed cost (launch to finish of a
+ * grid), then the longer of the latency chain of one thread block, which
+ * loops over its row 1,024 elements at a time with a memory round trip
+ * each, and the throughput of the whole grid, where every byte passes
+ * DRAM at the streaming efficiency of the GPU's hbm.tsv and the SMs'
+ * load/store issue at the kind's bytes per SM cycle.  Latencies are in
+ * cycles, so they carry to a GPU with another clock; bytes go at its own
+ * datasheet bandwidth (calib/memory-kernels.tsv). */
+static double membound_time_s(const cost_calib *c, const gpu_spec *g,
+                              cost_mem_kind k, double bytes, double row)
+{
+    const struct cost_memk *m = &c->memk[k];
+    double f = g->boost_clock_hz;
+    double dram = g->mem_bw_Bps * cost_hbm_eff(c, MEM_ELEMENTWISE, 0x1p50);
+    double thr = bytes / dram;
+    if (m->bytes_per_sm_cycle > 0)
+        thr += bytes / (m->bytes_per_sm_cycle * g->sm_count * f);
+    double chain = m->row_cycles * (row > 0 ? row : 0) / 1024 / f;
+    return m->fixed_cycles / f + (chain > thr ? chain : thr);
+}
+
+/* The latency model needs the GPU's SMs and clock and the kind's row of
+ * calib/memory-kernels.tsv; without them the hbm.tsv curve prices it. */
+static bool latency_model(const cost_calib *c, const gpu_spec *g,
+                          cost_mem_kind k)
+{
+    return g->sm_count > 0 && g->boost_clock_hz > 0 &&
+           c->memk[k].fixed_cycles > 0;
+}
+
+double cost_membound_time_s(const cost_calib *c, const gpu_spec *g,
+                            cost_mem_kind k, double bytes, double row_elems)
+{
+    if (!latency_model(c, g, k))
+        return bytes / (g->mem_bw_Bps * cost_hbm_eff(c, k, bytes));
+    return membound_time_s(c, g, k, bytes, row_elems);
+}
+
 /* A memory-bound kernel (norm, softmax, elementwise, embedding, the
  * optimizer's update): its bytes and FLOPs, and the achieved bandwidth of
  * its kind at its size.  *peak becomes the FP32 vector rate. */
@@ -275,6 +313,16 @@ static void price_membound(const cost_calib *c, const gpu_spec *g,
                            ? MEM_NORM
                        : op->kind == OP_EMBEDDING ? MEM_EMBEDDING
                                                   : op->mem;
+    if (latency_model(c, g, mk)) {
+        double t = membound_time_s(c, g, mk, r->bytes, op->row_elems);
+        double roof = r->bytes / g->mem_bw_Bps, cr = r->flops / *peak;
+        *eff = (cr > roof ? cr : roof) / t;
+        note(r, "memory-kernels.tsv %s: fixed latency, row latency and "
+                "issue rate in cycles of this GPU's clock, DRAM at the hbm.tsv "
+                "streaming efficiency -> %.3f of the roofline",
+             cost_mem_kind_names[mk], *eff);
+        return;
+    }
     *eff = cost_hbm_eff(c, mk, r->bytes);
     note(r, "hbm.tsv %s curve", cost_mem_kind_names[curve(c, mk) ==
                                                     &c->hbm[mk]

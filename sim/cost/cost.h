@@ -62,6 +62,9 @@ typedef struct cost_op {
                         a sustained load holds (cost_tensor_load), not the
                         short kernel timings' of the tables */
     double elems;                       /* norm, softmax, elementwise, ... */
+    double row_elems; /* memory-bound: elements one thread block loops over
+                         (a norm's or a gated activation's row, rope's
+                         heads of one token); 0: a flat grid-stride kernel */
     int reads, writes;                  /* elementwise operands */
     double bytes;                       /* memcpy */
 } cost_op;
@@ -93,6 +96,14 @@ typedef struct cost_calib {
     double launch_s;
     char launch_source[512];
     double pcie_eff;
+    /* calib/memory-kernels.tsv: memory-bound kernels as latency and issue
+     * rate in the GPU's own cycles (the GPU's rows, else the '*' rows) */
+    struct cost_memk {
+        double fixed_cycles;       /* launch to finish of an empty grid */
+        double row_cycles;         /* per 1,024 elements of one row */
+        double bytes_per_sm_cycle; /* issue-bound rate; 0: DRAM alone */
+    } memk[MEM_KIND_COUNT];
+    char memk_source[512];
     /* calib/kernels.tsv (cfg_load_cost_calib; 0 from cfg_load_cost_dir,
      * which reads one directory's tables) */
     double flash_bwd_ratio;    /* FlashAttention backward / forward time */
@@ -154,6 +165,12 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
 /* Interpolated GEMM efficiency (exposed for tests). */
 double cost_grid_eff(const cost_grid *g, double m, double n, double k);
 double cost_hbm_eff(const cost_calib *c, cost_mem_kind k, double bytes);
+
+/* Seconds a memory-bound kernel of kind k takes to move `bytes`, each
+ * thread block looping over row_elems (0: none); the calibrate report
+ * prices measured kernels with it. */
+double cost_membound_time_s(const cost_calib *c, const gpu_spec *g,
+                            cost_mem_kind k, double bytes, double row_elems);
 
 void cost_calib_free(cost_calib *c);
 

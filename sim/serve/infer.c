@@ -61,11 +61,14 @@ static int gemm(infer *x, double m, double n, double k, double batch, part *p,
     return price(x, &op, p, e);
 }
 
+/* row: the elements of one token that a thread block loops over (0: a
+ * flat kernel, the residual add) */
 static int elementwise(infer *x, cost_mem_kind kind, double elems, int reads,
-                       part *p, llm_err *e)
+                       double row, part *p, llm_err *e)
 {
     cost_op op = {.kind = OP_ELEMENTWISE, .mem = kind, .dt = x->act_dt,
-                  .elems = elems, .reads = reads, .writes = 1};
+                  .elems = elems, .reads = reads, .writes = 1,
+                  .row_elems = row};
     return price(x, &op, p, e);
 }
 
@@ -86,7 +89,8 @@ static int layer_part(infer *x, double T, bool moe, part *p, llm_err *e)
         gemm(x, T, h, vd / t, 1, p, e))
         return -1;
     if (m->pos == POS_ROPE &&
-        elementwise(x, MEM_ROPE, T * (qd / t + kvd / kv_div), 1, p, e))
+        elementwise(x, MEM_ROPE, T * (qd / t + kvd / kv_div), 1,
+                    qd / t + kvd / kv_div, p, e))
         return -1;
     double f = m->ffn / t;
     if (moe) {
@@ -99,7 +103,8 @@ static int layer_part(infer *x, double T, bool moe, part *p, llm_err *e)
         double tok = T * k / touched, ef = m->moe_expert_ffn / t;
         if (gemm(x, tok, per_ffn * ef, h, touched, p, e) ||
             gemm(x, tok, h, ef, touched, p, e) ||
-            elementwise(x, MEM_ACTIVATION, T * k * ef, (int)per_ffn, p, e))
+            elementwise(x, MEM_ACTIVATION, T * k * ef, (int)per_ffn, ef, p,
+                        e))
             return -1;
         cost_op router = {.kind = OP_GEMM, .dt = x->act_dt, .m = T, .n = E,
                           .k = h, .batch = 1};
@@ -109,12 +114,14 @@ static int layer_part(infer *x, double T, bool moe, part *p, llm_err *e)
     }
     if (f > 0 && (gemm(x, T, per_ffn * f, h, 1, p, e) ||
                   gemm(x, T, h, f, 1, p, e) ||
-                  elementwise(x, MEM_ACTIVATION, T * f, (int)per_ffn, p, e)))
+                  elementwise(x, MEM_ACTIVATION, T * f, (int)per_ffn, f, p,
+                              e)))
         return -1;
-    cost_op norm = {.kind = OP_NORM, .dt = x->act_dt, .elems = T * h};
+    cost_op norm = {.kind = OP_NORM, .dt = x->act_dt, .elems = T * h,
+                    .row_elems = h};
     for (int i = 0; i < 2; i++)
         if (price(x, &norm, p, e) ||
-            elementwise(x, MEM_ELEMENTWISE, T * h, 2, p, e))
+            elementwise(x, MEM_ELEMENTWISE, T * h, 2, 0, p, e))
             return -1;
     return 0;
 }
@@ -143,7 +150,7 @@ static int tokens_part(infer *x, int T, per_tokens *pt, llm_err *e)
         tp_allreduce_s(x, T, &pt->tp_s, e))
         return -1;
     cost_op emb = {.kind = OP_EMBEDDING, .dt = x->act_dt,
-                   .elems = (double)T * m->hidden};
+                   .elems = (double)T * m->hidden, .row_elems = m->hidden};
     if (price(x, &emb, &pt->embed, e))
         return -1;
     pt->have = true;
@@ -173,7 +180,7 @@ static int head_part(infer *x, int n, part *p, llm_err *e)
     if (n == 0)
         return 0;
     cost_op norm = {.kind = OP_NORM, .dt = x->act_dt,
-                    .elems = (double)n * m->hidden};
+                    .elems = (double)n * m->hidden, .row_elems = m->hidden};
     /* the LM head stays 16-bit in quantized checkpoints */
     cost_op lm = {.kind = OP_GEMM, .dt = x->act_dt, .m = n,
                   .n = (double)m->vocab / x->s.tp, .k = m->hidden, .batch = 1};

@@ -307,7 +307,8 @@ static void unfused_attention(ctx *c, const cost_op *a, double *fwd,
     cost_op pv_b2 = {.kind = OP_GEMM, .dt = c->dt, .m = kv, .n = dv, .k = q,
                      .batch = bh}; /* dV = Pᵀ·dO */
     double sq = bh * q * kv;
-    cost_op sm = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = sq};
+    cost_op sm = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = sq,
+                  .row_elems = kv};
     cost_op sm_b = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = sq,
                     .reads = 2, .writes = 1, .mem = MEM_ACTIVATION};
     *fwd = op_s(c, &qk) + op_s(c, &sm) + op_s(c, &pv);
@@ -457,7 +458,8 @@ static void mlp_cost(ctx *c, const lshape *s, ltime *x)
     if (p->lora_rank > 0)
         lora_cost(c, f, s->h, &x->fwd, &x->bwd);
     cost_op act = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = s->T * f,
-                   .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION};
+                   .reads = (int)per_ffn, .writes = 1, .mem = MEM_ACTIVATION,
+                   .row_elems = f};
     double y = op_s(c, &act) * c->st->act_passes;
     x->fwd += y;
     x->mem_fwd += y;
@@ -468,7 +470,8 @@ static void mlp_cost(ctx *c, const lshape *s, ltime *x)
 static void norm_add_cost(ctx *c, const lshape *s, ltime *x)
 {
     double rows = c->p->sp ? s->T / s->t : s->T;
-    cost_op norm = {.kind = OP_NORM, .dt = c->dt, .elems = rows * s->h};
+    cost_op norm = {.kind = OP_NORM, .dt = c->dt, .elems = rows * s->h,
+                    .row_elems = s->h};
     cost_op add = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = rows * s->h,
                    .reads = 2, .writes = 1};
     double y = 2 * op_s(c, &norm) * c->st->norm_passes + 2 * op_s(c, &add);
@@ -488,7 +491,8 @@ static void stack_extra_cost(ctx *c, const lshape *s, ltime *x)
     const stack_spec *st = c->st;
     double qk = s->T * (s->qd / s->t + s->kvd / s->kv_div);
     cost_op rope = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = qk,
-                    .reads = 1, .writes = 1, .mem = MEM_ROPE};
+                    .reads = 1, .writes = 1, .mem = MEM_ROPE,
+                    .row_elems = qk / s->T};
     double y = st->rope_passes > 0 && c->m->pos == POS_ROPE
                    ? op_s(c, &rope) * st->rope_passes
                    : 0;
@@ -691,7 +695,8 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
         }
     }
     if (vs == 0) {
-        cost_op emb = {.kind = OP_EMBEDDING, .dt = c->dt, .elems = T * h};
+        cost_op emb = {.kind = OP_EMBEDDING, .dt = c->dt, .elems = T * h,
+                       .row_elems = h};
         double x = op_s(c, &emb);
         v->fwd += x;
         /* LoRA: a frozen embedding takes no gradient, and nothing before
@@ -705,7 +710,8 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
         v->bwd += p->lora_rank > 0 ? gemm_dt(c, c->head_dt, T, h, vocab)
                                    : gemm_dt(c, c->head_dt, T, h, vocab) +
                                          gemm_dt(c, c->head_dt, h, vocab, T);
-        cost_op ce = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = T * vocab};
+        cost_op ce = {.kind = OP_SOFTMAX, .dt = c->dt, .elems = T * vocab,
+                      .row_elems = vocab};
         v->fwd += op_s(c, &ce);
         v->bwd += op_s(c, &ce);
         if (!m->tied_embeddings || c->P * c->V > 1)

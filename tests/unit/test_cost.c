@@ -233,6 +233,59 @@ static void test_batched_gemm_monotone(void **state)
     assert_true(checked > 1000);
 }
 
+/* Memory-bound kernels on every catalog GPU, over a grid of sizes and
+ * rows: never faster with more bytes or a longer row, never beyond the
+ * datasheet bandwidth; and with one row of nothing to loop over, the
+ * fixed latency of calib/memory-kernels.tsv at the GPU's clock. */
+static void test_membound_invariants(void **state)
+{
+    (void)state;
+    static const cost_kind kinds[] = {OP_NORM, OP_ELEMENTWISE, OP_ELEMENTWISE,
+                                      OP_ELEMENTWISE, OP_EMBEDDING};
+    static const cost_mem_kind mems[] = {MEM_NORM, MEM_ELEMENTWISE,
+                                         MEM_ACTIVATION, MEM_ROPE,
+                                         MEM_EMBEDDING};
+    int checked = 0;
+    for (int gi = 0; gi < cat.n; gi++) {
+        const gpu_spec *g = &cat.gpus[gi];
+        cost_calib c;
+        llm_err e;
+        if (cfg_load_cost_calib(".", &cat, g, &c, &e))
+            fail_msg("%s: %s", g->name, e.msg);
+        assert_true(g->boost_clock_hz > 0 && g->sm_count > 0);
+        for (int k = 0; k < 5; k++) {
+            double t1 = cost_membound_time_s(&c, g, mems[k], 1, 0);
+            assert_float_equal(t1, c.memk[mems[k]].fixed_cycles /
+                                       g->boost_clock_hz, t1 * 1e-3 + 1e-12);
+            for (double row = 256; row <= 65536; row *= 4)
+                for (double el = row; el <= 0x1p31; el *= 8) {
+                    cost_op op = {.kind = kinds[k], .mem = mems[k],
+                                  .dt = DT_FP16, .elems = el, .reads = 1,
+                                  .writes = 1, .row_elems = row};
+                    cost_result r, more, wider;
+                    assert_int_equal(cost_predict(&c, g, &op, 0, &r, &e), 0);
+                    op.elems = 2 * el;
+                    assert_int_equal(cost_predict(&c, g, &op, 0, &more, &e), 0);
+                    op.elems = el, op.row_elems = 2 * row;
+                    assert_int_equal(cost_predict(&c, g, &op, 0, &wider, &e), 0);
+                    if (more.time_s < r.time_s || wider.time_s < r.time_s)
+                        fail_msg("%s %s: %.0f elements in rows of %.0f take "
+                                 "%.4g s; twice the elements %.4g s, twice "
+                                 "the row %.4g s", g->name,
+                                 cost_mem_kind_names[mems[k]], el, row,
+                                 r.time_s, more.time_s, wider.time_s);
+                    if (r.bytes / r.time_s > g->mem_bw_Bps * (1 + 1e-9))
+                        fail_msg("%s %s: %.4g B/s beats the datasheet",
+                                 g->name, cost_mem_kind_names[mems[k]],
+                                 r.bytes / r.time_s);
+                    checked++;
+                }
+        }
+        cost_calib_free(&c);
+    }
+    assert_true(checked > 2000);
+}
+
 static void test_capabilities(void **state)
 {
     (void)state;
@@ -351,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_decode_memory_bound),
         cmocka_unit_test(test_batched_gemm),
         cmocka_unit_test(test_batched_gemm_monotone),
+        cmocka_unit_test(test_membound_invariants),
         cmocka_unit_test(test_capabilities),
         cmocka_unit_test(test_activation_bytes),
         cmocka_unit_test(test_bad_tables),
