@@ -73,6 +73,19 @@ collectives() {
     done
 }
 
+# kernel_pred ID KEY ARGS...: KEY of `llmsim kernel ARGS --json`, or nan
+# (and what llmsim said, on stderr)
+kernel_pred() {
+    kid=$1 key=$2
+    shift 2
+    json=$($L kernel "$@" --json 2>&1)
+    v=$(echo "$json" | sed -n "s/^  \"$key\": \([0-9.eE+-]*\).*/\1/p")
+    if [ -n "$v" ]; then echo "$v"; else
+        echo "validate: $kid: llmsim failed: $json" >&2
+        echo nan
+    fi
+}
+
 kernels() {
     f=tests/validation/kernels.tsv
     [ -f "$f" ] || return 0
@@ -95,17 +108,12 @@ kernels() {
                 --reads 2 --writes 1 ;;
         *) continue ;;
         esac
-        json=$($L kernel --gpu "$gpu" --dtype "$dtype" "$@" --json 2>&1)
         case "$metric" in
         tflops) key=tflops ;;
         GBps) key=GBps ;;
         *) key=time_s ;;
         esac
-        pred=$(echo "$json" | sed -n "s/^  \"$key\": \([0-9.eE+-]*\).*/\1/p")
-        if [ -z "$pred" ]; then
-            echo "validate: $id: llmsim failed: $json" >&2
-            pred=nan
-        fi
+        pred=$(kernel_pred "$id" "$key" --gpu "$gpu" --dtype "$dtype" "$@")
         awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
             -v p="$pred" -v src="$source" 'BEGIN {
                 e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
@@ -125,14 +133,8 @@ kernel_ops() {
         rope) set -- --rope "${tokens}x${rowc}" ;;
         *) continue ;;
         esac
-        json=$($L kernel --gpu "$gpu" --dtype fp16 "$@" --json 2>&1)
-        pred=$(echo "$json" | sed -n 's/^  "time_s": \([0-9.eE+-]*\).*/\1/p')
-        if [ -z "$pred" ]; then
-            echo "validate: $id: llmsim failed: $json" >&2
-            pred=nan
-        else
-            pred=$(awk -v t="$pred" 'BEGIN { printf "%.3f", t * 1e6 }')
-        fi
+        pred=$(kernel_pred "$id" time_s --gpu "$gpu" --dtype fp16 "$@")
+        [ "$pred" = nan ] || pred=$(awk -v t="$pred" 'BEGIN { printf "%.3f", t * 1e6 }')
         row "$suite" "$id" time_us "$measured" "$pred" "$source"
     done
 }

@@ -681,8 +681,8 @@ typedef struct memk_gpu {
     double rate[MEM_KIND_COUNT]; /* bytes per SM cycle; 0 = DRAM alone */
 } memk_gpu;
 
-static void fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
-                        struct cost_memk *out)
+static int fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
+                       struct cost_memk *out, llm_err *e)
 {
     int cap = 0;
     for (int j = 0; j < ng; j++)
@@ -690,7 +690,12 @@ static void fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
     double *x = malloc(sizeof(double) * (size_t)(cap + 1));
     double *y = malloc(sizeof(double) * (size_t)(cap + 1));
     int n = 0;
-    for (int j = 0; x && y && j < ng; j++)
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return err_set(e, "out of memory");
+    }
+    for (int j = 0; j < ng; j++)
         for (int i = 0; i < mg[j].mem.n; i++) {
             const fit_point *p = &mg[j].mem.p[i];
             if (mem_kind_of_op(p->op) != k || p->tokens > SMALL_TOKENS)
@@ -710,16 +715,25 @@ static void fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
     out->row_cycles = c1;
     free(x);
     free(y);
+    return 0;
 }
 
-static double fit_rate(const memk_gpu *m, cost_mem_kind k, double fixed)
+/* rate: bytes per SM cycle, 0 when DRAM alone explains the times */
+static int fit_rate(const memk_gpu *m, cost_mem_kind k, double fixed,
+                    double *rate, llm_err *e)
 {
     double *x = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
     double *y = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
     double *w = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
     int n = 0;
     double f = m->g->boost_clock_hz, c1 = 0, v, ss;
-    for (int i = 0; x && y && w && i < m->mem.n; i++) {
+    if (!x || !y || !w) {
+        free(x);
+        free(y);
+        free(w);
+        return err_set(e, "out of memory");
+    }
+    for (int i = 0; i < m->mem.n; i++) {
         const fit_point *p = &m->mem.p[i];
         double t = p->t_s - fixed / f;
         if (mem_kind_of_op(p->op) != k || p->tokens < LARGE_TOKENS || t <= 0)
@@ -732,7 +746,8 @@ static double fit_rate(const memk_gpu *m, cost_mem_kind k, double fixed)
     free(y);
     free(w);
     double issue = c1 - 1 / m->dram_Bps; /* seconds per byte beyond DRAM */
-    return n && issue > 1e-15 ? 1 / (issue * m->g->sm_count * f) : 0;
+    *rate = n && issue > 1e-15 ? 1 / (issue * m->g->sm_count * f) : 0;
+    return 0;
 }
 
 static int write_memk(const char *path, const memk_gpu *mg, int ng,
@@ -812,11 +827,12 @@ static int fit_memory_kernels(const char *traces, const char *out,
                               const fit_list *fits, const gpu_catalog *cat,
                               llm_err *e)
 {
-    memk_gpu mg[16];
-    cost_calib cc[16];
+    memk_gpu *mg = calloc((size_t)fits->n + 1, sizeof *mg);
+    cost_calib *cc = calloc((size_t)fits->n + 1, sizeof *cc);
     int ng = 0, files = 0, rc = 0;
-    memset(mg, 0, sizeof mg);
-    for (int i = 0; rc == 0 && i < fits->n && ng < 16; i++) {
+    if (!mg || !cc)
+        rc = err_set(e, "out of memory");
+    for (int i = 0; rc == 0 && i < fits->n; i++) {
         if (!fits->g[i].traces[0])
             continue;
         const gpu_spec *g = gpu_find(cat, fits->g[i].gpu);
@@ -839,19 +855,18 @@ static int fit_memory_kernels(const char *traces, const char *out,
             free(mg[ng].mem.p);
             break;
         }
-        mg[ng].dram_Bps =
-            g->mem_bw_Bps * cost_hbm_eff(&cc[ng], MEM_ELEMENTWISE, 0x1p50);
+        mg[ng].dram_Bps = cost_stream_Bps(&cc[ng], g);
         files += nf;
         ng++;
     }
     struct cost_memk star[MEM_KIND_COUNT];
     for (int k = 0; rc == 0 && k < MEM_KIND_COUNT; k++) {
-        fit_latency(mg, ng, (cost_mem_kind)k, &star[k]);
+        rc = fit_latency(mg, ng, (cost_mem_kind)k, &star[k], e);
         double lsum = 0;
         int npos = 0;
-        for (int j = 0; j < ng; j++) {
-            mg[j].rate[k] = fit_rate(&mg[j], (cost_mem_kind)k,
-                                     star[k].fixed_cycles);
+        for (int j = 0; rc == 0 && j < ng; j++) {
+            rc = fit_rate(&mg[j], (cost_mem_kind)k, star[k].fixed_cycles,
+                          &mg[j].rate[k], e);
             if (mg[j].rate[k] > 0)
                 lsum += log(mg[j].rate[k]), npos++;
         }
@@ -877,6 +892,8 @@ static int fit_memory_kernels(const char *traces, const char *out,
         cost_calib_free(&cc[j]);
         free(mg[j].mem.p);
     }
+    free(mg);
+    free(cc);
     return rc;
 }
 

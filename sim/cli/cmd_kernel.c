@@ -99,25 +99,22 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
                               "decode)", v);
         op->kind = v[0] == 'p' ? OP_ATTN_PREFILL : OP_ATTN_DECODE;
         return 0;
-    case K_NORM: case K_SOFTMAX: case K_EMB: {
+    case K_NORM: case K_SOFTMAX: case K_EMB: case K_ROPE: {
+        /* ROWSxCOLS ops: each thread block loops over a row of COLS */
+        static const struct { int ch; const char *opt; cost_kind kind; }
+            rc[] = {{K_NORM, "--norm", OP_NORM},
+                    {K_SOFTMAX, "--softmax", OP_SOFTMAX},
+                    {K_EMB, "--embedding", OP_EMBEDDING},
+                    {K_ROPE, "--rope", OP_ELEMENTWISE}};
+        int i = 0;
+        while (rc[i].ch != ch)
+            i++;
         double d[2];
         o->have_op++;
-        op->kind = ch == K_NORM ? OP_NORM : ch == K_SOFTMAX ? OP_SOFTMAX
-                                                            : OP_EMBEDDING;
-        if (dims(ch == K_NORM ? "--norm" : ch == K_SOFTMAX ? "--softmax"
-                                                           : "--embedding",
-                 v, d, 2, e))
-            return -1;
-        op->elems = d[0] * d[1];
-        op->row_elems = d[1];
-        return 0;
-    }
-    case K_ROPE: {
-        double d[2];
-        o->have_op++;
-        op->kind = OP_ELEMENTWISE, op->mem = MEM_ROPE;
-        op->reads = op->writes = 1;
-        if (dims("--rope", v, d, 2, e))
+        op->kind = rc[i].kind;
+        if (ch == K_ROPE)
+            op->mem = MEM_ROPE, op->reads = op->writes = 1;
+        if (dims(rc[i].opt, v, d, 2, e))
             return -1;
         op->elems = d[0] * d[1];
         op->row_elems = d[1];

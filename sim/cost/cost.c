@@ -250,6 +250,11 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
     }
 }
 
+double cost_stream_Bps(const cost_calib *c, const gpu_spec *g)
+{
+    return g->mem_bw_Bps * cost_hbm_eff(c, MEM_ELEMENTWISE, 0x1p50);
+}
+
 /* A memory-bound kernel's time: a fixed cost (launch to finish of a
  * grid), then the longer of the latency chain of one thread block, which
  * loops over its row 1,024 elements at a time with a memory round trip
@@ -263,8 +268,7 @@ static double membound_time_s(const cost_calib *c, const gpu_spec *g,
 {
     const struct cost_memk *m = &c->memk[k];
     double f = g->boost_clock_hz;
-    double dram = g->mem_bw_Bps * cost_hbm_eff(c, MEM_ELEMENTWISE, 0x1p50);
-    double thr = bytes / dram;
+    double thr = bytes / cost_stream_Bps(c, g);
     if (m->bytes_per_sm_cycle > 0)
         thr += bytes / (m->bytes_per_sm_cycle * g->sm_count * f);
     double chain = m->row_cycles * (row > 0 ? row : 0) / 1024 / f;

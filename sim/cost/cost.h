@@ -166,6 +166,10 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
 double cost_grid_eff(const cost_grid *g, double m, double n, double k);
 double cost_hbm_eff(const cost_calib *c, cost_mem_kind k, double bytes);
 
+/* The DRAM rate a long streaming kernel reaches on g: the datasheet
+ * bandwidth at the hbm.tsv elementwise curve's largest size. */
+double cost_stream_Bps(const cost_calib *c, const gpu_spec *g);
+
 /* Seconds a memory-bound kernel of kind k takes to move `bytes`, each
  * thread block looping over row_elems (0: none); the calibrate report
  * prices measured kernels with it. */

@@ -88,9 +88,8 @@ static int layer_part(infer *x, double T, bool moe, part *p, llm_err *e)
     if (gemm(x, T, qd / t + 2 * kvd / kv_div, h, 1, p, e) ||
         gemm(x, T, h, vd / t, 1, p, e))
         return -1;
-    if (m->pos == POS_ROPE &&
-        elementwise(x, MEM_ROPE, T * (qd / t + kvd / kv_div), 1,
-                    qd / t + kvd / kv_div, p, e))
+    double qk = qd / t + kvd / kv_div; /* rope's q and k of one token */
+    if (m->pos == POS_ROPE && elementwise(x, MEM_ROPE, T * qk, 1, qk, p, e))
         return -1;
     double f = m->ffn / t;
     if (moe) {

@@ -489,10 +489,10 @@ static void norm_add_cost(ctx *c, const lshape *s, ltime *x)
 static void stack_extra_cost(ctx *c, const lshape *s, ltime *x)
 {
     const stack_spec *st = c->st;
-    double qk = s->T * (s->qd / s->t + s->kvd / s->kv_div);
-    cost_op rope = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = qk,
+    double qk = s->qd / s->t + s->kvd / s->kv_div; /* of one token */
+    cost_op rope = {.kind = OP_ELEMENTWISE, .dt = c->dt, .elems = s->T * qk,
                     .reads = 1, .writes = 1, .mem = MEM_ROPE,
-                    .row_elems = qk / s->T};
+                    .row_elems = qk};
     double y = st->rope_passes > 0 && c->m->pos == POS_ROPE
                    ? op_s(c, &rope) * st->rope_passes
                    : 0;

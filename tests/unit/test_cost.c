@@ -195,6 +195,14 @@ static double gemm_s(const cost_calib *c, const gpu_spec *g, dtype dt,
     return r.time_s;
 }
 
+/* The shipped tables of catalog GPU g, as every command loads them. */
+static void load_calib(const gpu_spec *g, cost_calib *c)
+{
+    llm_err e;
+    if (cfg_load_cost_calib(".", &cat, g, c, &e))
+        fail_msg("%s: %s", g->name, e.msg);
+}
+
 static void test_batched_gemm_monotone(void **state)
 {
     (void)state;
@@ -204,9 +212,7 @@ static void test_batched_gemm_monotone(void **state)
     for (int gi = 0; gi < cat.n; gi++) {
         const gpu_spec *g = &cat.gpus[gi];
         cost_calib c;
-        llm_err e;
-        if (cfg_load_cost_calib(".", &cat, g, &c, &e))
-            fail_msg("%s: %s", g->name, e.msg);
+        load_calib(g, &c);
         for (int di = 0; di < 2; di++) {
             dtype dt = dts[di];
             if (g->peak_flops[dt] <= 0)
@@ -250,8 +256,7 @@ static void test_membound_invariants(void **state)
         const gpu_spec *g = &cat.gpus[gi];
         cost_calib c;
         llm_err e;
-        if (cfg_load_cost_calib(".", &cat, g, &c, &e))
-            fail_msg("%s: %s", g->name, e.msg);
+        load_calib(g, &c);
         assert_true(g->boost_clock_hz > 0 && g->sm_count > 0);
         for (int k = 0; k < 5; k++) {
             double t1 = cost_membound_time_s(&c, g, mems[k], 1, 0);
