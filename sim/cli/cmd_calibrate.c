@@ -330,7 +330,10 @@ static void report(const char *gpu, const gpu_spec *g, const cost_calib *c,
                    int *nall)
 {
     printf("\n%s: error of every measured operator, predicted through the "
-           "tables (kernel time, no launch)\n", gpu);
+           "tables (kernel time, no launch;\n  the memory-bound rows through "
+           "hbm.tsv's curves, which price only a GPU without sm_count and\n"
+           "  boost_clock_mhz: memory-kernels.tsv's model, which prices the "
+           "others, is reported last)\n", gpu);
     printf("  %-26s %7s %10s %10s %10s\n", "operator", "kernels", "median",
            "p90", "worst");
     for (int o = 0; o < NOPS; o++) {

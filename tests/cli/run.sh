@@ -411,6 +411,9 @@ run 0 calibrate-fit -- calibrate --fit --out "$tmp"
 has 'GEMMs >= 100 GFLOP'
 if [ -s "$tmp/h100-sxm/gemm.tsv" ] && cmp -s "$tmp/h100-sxm/gemm.tsv" calib/h100-sxm/gemm.tsv; then ok; else
     bad "calibrate --fit does not reproduce calib/h100-sxm/gemm.tsv"; fi
+has 'h100-sxm memory-bound kernels, median \|error\| by tokens'
+if cmp -s "$tmp/memory-kernels.tsv" calib/memory-kernels.tsv; then ok; else
+    bad "calibrate --fit does not reproduce calib/memory-kernels.tsv"; fi
 # without nvcc and a GPU (CI): refused with the reason, nothing written
 mkdir -p "$tmp/run"
 run 1 calibrate-run-no-gpu -- calibrate --run --gpu h100-sxm --out "$tmp/run"
