@@ -191,6 +191,9 @@ quiet
 run 1 gpu-negative-bw -- memory --model llama-2-7b --gpu tests/bad/gpu-negative-bandwidth.cfg
 has 'gpu-negative-bandwidth.cfg:9: memory_bw_GBps: -900 is out of range'
 quiet
+run 1 gpu-zero-clock -- memory --model llama-2-7b --gpu tests/bad/gpu-zero-clock.cfg
+has 'gpu-zero-clock.cfg:15: boost_clock_mhz: 0 is out of range \(expected a number 1..10000\)'
+quiet
 run 1 model-no-arg -- model
 has 'expected one model name'
 
@@ -405,6 +408,21 @@ run 1 kernel-bad-shape -- kernel --gpu h100-sxm --gemm 1024x1024
 has 'expected MxNxK'
 run 1 kernel-two-ops -- kernel --gpu h100-sxm --gemm 8x8x8 --norm 8x8
 has 'expected exactly one op'
+run 1 kernel-bad-rope -- kernel --gpu a40 --rope 5
+has '--rope: "5" \(expected ROWSxCOLS of positive integers\)'
+quiet
+run 1 kernel-zero-row -- kernel --gpu a40 --elementwise 100 --row 0
+has '--row: 0 is out of range'
+quiet
+# with few rows a norm waits on one block's loop over its row: a longer
+# row, never a shorter time; the A40 (never fitted) from its datasheet
+run 0 kernel-norm-row-4k -- kernel --gpu a40 --norm 1x4096 --dtype fp16 --json
+t4=$(sed -n 's/^  "time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+run 0 kernel-norm-row-8k -- kernel --gpu a40 --norm 1x8192 --dtype fp16 --json
+t8=$(sed -n 's/^  "time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+has 'memory-kernels.tsv norm'
+if awk -v a="$t4" -v b="$t8" 'BEGIN { exit !(b > a * 1.3) }'; then ok; else
+    bad "a40 norm: 8192 columns ($t8 s) not slower than 4096 ($t4 s) by the row's latency"; fi
 run 1 kernel-unknown-gpu -- kernel --gpu h100 --gemm 8x8x8
 has 'unknown GPU "h100"'
 run 0 calibrate-fit -- calibrate --fit --out "$tmp"
