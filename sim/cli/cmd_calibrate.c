@@ -91,9 +91,12 @@ static void row_points(const tsv *t, int r, const int *col, const int *opc,
                                : 2 * M * h;                    /* emb */
         x.bytes = 2 * vals;
         /* the row one thread block loops over: a norm's or an embedding's
-         * hidden vector, the activation's intermediate one, rope's q and
-         * k heads of a token; the residual add is a flat grid */
-        x.row = o <= 5 || o == 9 ? h : o == 6 ? f / tp : o == 8 ? q + kvw : 0;
+         * hidden vector, a gated activation's intermediate one, rope's q
+         * and k heads of a token; the residual add and a GELU are flat */
+        x.row = o <= 5 || o == 9 ? h
+                : o == 6            ? (gated ? f / tp : 0)
+                : o == 8            ? q + kvw
+                                    : 0;
         push(mem, x);
     }
 }

@@ -318,7 +318,11 @@ static void price_membound(const cost_calib *c, const gpu_spec *g,
                        : op->kind == OP_EMBEDDING ? MEM_EMBEDDING
                                                   : op->mem;
     if (latency_model(c, g, mk)) {
-        double t = membound_time_s(c, g, mk, r->bytes, op->row_elems);
+        /* a gated activation (silu-and-mul: two inputs) runs a block per
+         * token over its row; a GELU or ReLU (one input) is a flat grid */
+        bool flat = mk == MEM_ACTIVATION && op->reads < 2;
+        double t = membound_time_s(c, g, mk, r->bytes,
+                                   flat ? 0 : op->row_elems);
         double roof = r->bytes / g->mem_bw_Bps, cr = r->flops / *peak;
         *eff = (cr > roof ? cr : roof) / t;
         note(r, "memory-kernels.tsv %s: fixed latency, row latency and "

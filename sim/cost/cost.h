@@ -64,7 +64,8 @@ typedef struct cost_op {
     double elems;                       /* norm, softmax, elementwise, ... */
     double row_elems; /* memory-bound: elements one thread block loops over
                          (a norm's or a gated activation's row, rope's
-                         heads of one token); 0: a flat grid-stride kernel */
+                         heads of one token); 0: a flat grid-stride kernel.
+                         An activation of one input ignores it (flat) */
     int reads, writes;                  /* elementwise operands */
     double bytes;                       /* memcpy */
 } cost_op;

@@ -414,15 +414,26 @@ quiet
 run 1 kernel-zero-row -- kernel --gpu a40 --elementwise 100 --row 0
 has '--row: 0 is out of range'
 quiet
+# time_s: the "time_s" of the last run's --json output
+time_s() { sed -n 's/^  "time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out"; }
 # with few rows a norm waits on one block's loop over its row: a longer
 # row, never a shorter time; the A40 (never fitted) from its datasheet
 run 0 kernel-norm-row-4k -- kernel --gpu a40 --norm 1x4096 --dtype fp16 --json
-t4=$(sed -n 's/^  "time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+t4=$(time_s)
 run 0 kernel-norm-row-8k -- kernel --gpu a40 --norm 1x8192 --dtype fp16 --json
-t8=$(sed -n 's/^  "time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+t8=$(time_s)
 has 'memory-kernels.tsv norm'
 if awk -v a="$t4" -v b="$t8" 'BEGIN { exit !(b > a * 1.3) }'; then ok; else
     bad "a40 norm: 8192 columns ($t8 s) not slower than 4096 ($t4 s) by the row's latency"; fi
+# a GELU (one input) is a flat grid: its row does not matter; a gated
+# activation's (two inputs) does
+act() { run 0 "kernel-act-$1-$2" -- kernel --gpu h100-sxm --elementwise 163840 --activation --reads "$1" --row "$2" --json; }
+act 1 10240; g1=$(time_s)
+act 1 40960; g2=$(time_s)
+act 2 10240; s1=$(time_s)
+act 2 40960; s2=$(time_s)
+if [ "$g1" = "$g2" ] && [ "$s1" != "$s2" ]; then ok; else
+    bad "activation rows: GELU $g1 vs $g2 s, gated $s1 vs $s2 s"; fi
 run 1 kernel-unknown-gpu -- kernel --gpu h100 --gemm 8x8x8
 has 'unknown GPU "h100"'
 run 0 calibrate-fit -- calibrate --fit --out "$tmp"
