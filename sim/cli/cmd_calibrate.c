@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_roots.h>
 
 #include "cost/calib_fit.h"
 #include "cfg/cfg.h"
@@ -167,14 +169,19 @@ static double grid_peak(const gpu_spec *g, dtype dt)
     return g->peak_flops[dt] > 0 ? g->peak_flops[dt] : g->peak_flops[DT_FP16];
 }
 
-/* A grid's kernel time at one shape: the fitted shape scaled, never faster
- * than the best measured throughput. */
+/* A grid's kernel time at one shape: the fitted shape with its compute
+ * term scaled, never faster than the best measured throughput.  Only the
+ * compute term: a GEMM throughput measurement says how fast the tensor
+ * cores run, not how fast a small GEMM streams its weights, which stays at
+ * the fitted fraction of the GPU's own bandwidth (before, an RTX 4090
+ * MAMF scale of 1.32 let the L40S stream decode weights at 100% of its
+ * datasheet bandwidth, and the A40 at 1.14 x A100's fraction). */
 static double grid_time(const gemm_fit *f, const gpu_spec *g,
                         const grid_spec *gs, double m, double n, double k,
                         double bytes)
 {
     double peak = grid_peak(g, gs->dt), fl = 2 * m * n * k;
-    double t = gemm_fit_time(f, g, peak, m, n, k, fl, bytes) / gs->scale;
+    double t = gemm_fit_time(f, g, peak * gs->scale, m, n, k, fl, bytes);
     return gs->cap > 0 && fl / t > gs->cap * peak ? fl / (gs->cap * peak) : t;
 }
 
@@ -294,14 +301,57 @@ static int load_published(const char *path, pub **out, int *n, llm_err *e)
     return rc;
 }
 
+/* A grid's time at one shape minus a measured time, as a function of the
+ * logarithm of its compute scale (for GSL's root finder). */
+typedef struct scale_ctx {
+    const gemm_fit *f;
+    const gpu_spec *g;
+    const pub *p;
+    double bytes, measured_s;
+} scale_ctx;
+
+static double scale_miss(double log_scale, void *arg)
+{
+    const scale_ctx *c = arg;
+    grid_spec gs = {c->p->dt, exp(log_scale), 0, ""};
+    return grid_time(c->f, c->g, &gs, c->p->m, c->p->n, c->p->k, c->bytes) -
+           c->measured_s;
+}
+
+/* The compute scale that makes the fitted shape reproduce a published GEMM
+ * on GPU g (Brent's method on its logarithm; the time falls as it grows). */
+static double solve_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
+{
+    scale_ctx c = {f, g, p, gemm_bytes(p->dt, p->m, p->n, p->k),
+                   2 * p->m * p->n * p->k / (p->value * 1e12)};
+    double lo = log(1e-3), hi = log(1e3);
+    if (scale_miss(hi, &c) >= 0) /* faster than its memory term allows */
+        return exp(hi);
+    if (scale_miss(lo, &c) <= 0)
+        return exp(lo);
+    gsl_function fn = {scale_miss, &c};
+    gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+    if (!s)
+        return 1;
+    gsl_root_fsolver_set(s, &fn, lo, hi);
+    for (int i = 0; i < 200; i++) {
+        gsl_root_fsolver_iterate(s);
+        if (gsl_root_test_interval(gsl_root_fsolver_x_lower(s),
+                                   gsl_root_fsolver_x_upper(s), 1e-12,
+                                   0) == GSL_SUCCESS)
+            break;
+    }
+    double x = gsl_root_fsolver_root(s);
+    gsl_root_fsolver_free(s);
+    return exp(x);
+}
+
 /* The factor that makes the fitted shape reproduce a published GEMM on
- * GPU g: modelled time / measured time at that shape. */
+ * GPU g, capped so that no shape beats the datasheet peak. */
 static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
 {
-    const grid_spec fit = {p->dt, 1, 0, ""};
-    double by = gemm_bytes(p->dt, p->m, p->n, p->k);
-    double measured = 2 * p->m * p->n * p->k / (p->value * 1e12);
-    double s = grid_time(f, g, &fit, p->m, p->n, p->k, by) / measured;
+    grid_spec fit = {p->dt, 1, 0, ""};
+    double s = solve_scale(f, g, p);
     /* never so far that the largest shapes would beat the roofline: a
      * measurement above the datasheet peak (a GeForce card boosting past
      * its rated clock) saturates there instead of spreading to every shape */
