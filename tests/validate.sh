@@ -139,6 +139,16 @@ kernel_ops() {
     done
 }
 
+gemm_ops() {
+    f=tests/validation/gemm-ops.tsv
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite gpu role op tokens m n k model measured source; do
+        [ -n "$id" ] || continue
+        pred=$(kernel_pred "$id" time_s --gpu "$gpu" --dtype fp16 --gemm "${m}x${n}x${k}")
+        [ "$pred" = nan ] || pred=$(awk -v t="$pred" 'BEGIN { printf "%.3f", t * 1e6 }')
+        row "$suite" "$id" time_us "$measured" "$pred" "$source"
+    done
+}
+
 # plan KEY: an integer of the "plan" object of the JSON in $json
 plan() {
     echo "$json" | sed -n "/^  \"plan\": {/,/^  }/s/^    \"$1\": \([0-9]*\).*/\1/p"
@@ -239,6 +249,7 @@ fi
 collectives
 kernels
 kernel_ops
+gemm_ops
 training
 serving
 mv "$tmp" "$out"
@@ -351,10 +362,12 @@ END {
         printf "\n"
     }
 }' tests/validation/collectives.tsv "$out"
-# memory-bound kernels by GPU and by tokens, fit apart from check
-awk -F'\t' "$(cat tests/validate-stats.awk)"'
+# per-operator kernels by GPU and by tokens, fit apart from check: SUITE FILE
+# TITLE (the file's columns 3, 4 and 6 are gpu, role and tokens)
+by_band() {
+    awk -F'\t' -v suite="$1" -v file="$2" -v title="$3" "$(cat tests/validate-stats.awk)"'
 FILENAME == ARGV[1] { if ($0 !~ /^#/ && $1 != "id" && $1 != "") { gp[$1] = $3; ro[$1] = $4; tk[$1] = $6 }; next }
-FNR == 1 || $1 != "kernel-ops" { next }
+FNR == 1 || $1 != suite { next }
 {
     b = tk[$2] <= 64 ? 1 : tk[$2] <= 512 ? 2 : 3
     if (!(gp[$2] in seen)) { seen[gp[$2]] = 1; order[++ng] = gp[$2] }
@@ -366,7 +379,7 @@ FNR == 1 || $1 != "kernel-ops" { next }
 }
 END {
     if (!ng) exit
-    printf "\nmemory-bound kernels by GPU (role rule: tests/validation/kernel-ops.tsv): cases, median |error|\n"
+    printf "\n%s by GPU (role rule: %s): cases, median |error|\n", title, file
     printf "  %-16s %-6s %16s %16s %16s %16s\n", "gpu", "role", "1-64 tokens", "65-512", "> 512", "all"
     for (i = 1; i <= ng; i++)
         for (r = 1; r <= 2; r++) {
@@ -380,7 +393,10 @@ END {
             }
             printf "\n"
         }
-}' tests/validation/kernel-ops.tsv "$out"
+}' "$2" "$out"
+}
+by_band kernel-ops tests/validation/kernel-ops.tsv "memory-bound kernels"
+by_band gemm-ops tests/validation/gemm-ops.tsv "GEMMs (Vidur, TP1)"
 echo "report: $out"
 sh tests/validate-doc.sh "$out" "$doc" "$large" "$roles" || exit 2
 echo "page: $doc"
