@@ -378,7 +378,7 @@ static void test_fit_shipped(void **state)
     int n;
     llm_err e;
     assert_int_equal(cfg_load_fit_gpus(".", &g, &n, &e), 0);
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 14);
     /* traced first (a100 then h100: the order calibrate fits them in) */
     assert_string_equal(g[0].gpu, "a100-sxm-80gb");
     assert_string_equal(g[0].traces, "a100");
@@ -400,19 +400,30 @@ static void test_fit_shipped(void **state)
         assert_true(g[5 + i].flash_fwd == 0.75);
         assert_non_null(strstr(g[5 + i].flash_src, "arXiv 2407.08608"));
     }
+    /* the GPUs with a published GEMM of their own: Ada from A100's fit
+     * (FlashAttention-2's 73%, assumed), the PCIe Hoppers from H100's */
+    const char *own[] = {"l40s", "l4", "rtx-6000-ada", "h100-pcie",
+                         "h100-nvl"};
+    for (int i = 0; i < 5; i++) {
+        assert_string_equal(g[9 + i].gpu, own[i]);
+        assert_string_equal(g[9 + i].derived_from,
+                            i < 3 ? "a100-sxm-80gb" : "h100-sxm");
+        assert_true(g[9 + i].flash_fwd == (i < 3 ? 0.73 : 0.75));
+    }
     free(g);
 }
 
-/* The Hopper variants have tables of their own (written by calibrate
- * --fit), not borrowed ones; where calib/published.tsv has an FP8 GEMM
+/* The Hopper variants and the L40S have tables of their own (written by
+ * calibrate --fit), not borrowed ones (the L40S took the RTX 4090's); where calib/published.tsv has an FP8 GEMM
  * for the GPU, an fp8 grid of its own too. */
 static void test_hopper_variants_tables(void **state)
 {
     (void)state;
     const char *names[] = {"h100-sxm-96gb", "h800-sxm", "gh200-96gb",
-                           "gh200-144gb"};
-    const bool fp8[] = {false, true, false, true};
-    for (int i = 0; i < 4; i++) {
+                           "gh200-144gb", "h100-pcie", "h100-nvl",
+                           "l40s"};
+    const bool fp8[] = {false, true, false, true, false, false, false};
+    for (int i = 0; i < 7; i++) {
         const gpu_spec *g = gpu_find(&cat, names[i]);
         assert_non_null(g);
         cost_calib c;
