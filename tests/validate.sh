@@ -86,6 +86,12 @@ kernel_pred() {
     fi
 }
 
+# kernel_us ID ARGS...: `llmsim kernel ARGS`'s time in microseconds, or nan
+kernel_us() {
+    t=$(kernel_pred "$@")
+    [ "$t" = nan ] && echo nan || awk -v t="$t" 'BEGIN { printf "%.3f", t * 1e6 }'
+}
+
 kernels() {
     f=tests/validation/kernels.tsv
     [ -f "$f" ] || return 0
@@ -133,8 +139,7 @@ kernel_ops() {
         rope) set -- --rope "${tokens}x${rowc}" ;;
         *) continue ;;
         esac
-        pred=$(kernel_pred "$id" time_s --gpu "$gpu" --dtype fp16 "$@")
-        [ "$pred" = nan ] || pred=$(awk -v t="$pred" 'BEGIN { printf "%.3f", t * 1e6 }')
+        pred=$(kernel_us "$id" time_s --gpu "$gpu" --dtype fp16 "$@")
         row "$suite" "$id" time_us "$measured" "$pred" "$source"
     done
 }
@@ -143,8 +148,7 @@ gemm_ops() {
     f=tests/validation/gemm-ops.tsv
     grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite gpu role op tokens m n k model measured source; do
         [ -n "$id" ] || continue
-        pred=$(kernel_pred "$id" time_s --gpu "$gpu" --dtype fp16 --gemm "${m}x${n}x${k}")
-        [ "$pred" = nan ] || pred=$(awk -v t="$pred" 'BEGIN { printf "%.3f", t * 1e6 }')
+        pred=$(kernel_us "$id" time_s --gpu "$gpu" --dtype fp16 --gemm "${m}x${n}x${k}")
         row "$suite" "$id" time_us "$measured" "$pred" "$source"
     done
 }

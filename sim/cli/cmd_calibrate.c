@@ -350,7 +350,7 @@ static double solve_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
  * GPU g, capped so that no shape beats the datasheet peak. */
 static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
 {
-    grid_spec fit = {p->dt, 1, 0, ""};
+    const grid_spec fit = {p->dt, 1, 0, ""};
     double s = solve_scale(f, g, p);
     /* never so far that the largest shapes would beat the roofline: a
      * measurement above the datasheet peak (a GeForce card boosting past
@@ -743,14 +743,11 @@ static int fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
     int cap = 0;
     for (int j = 0; j < ng; j++)
         cap += mg[j].mem.n;
-    double *x = malloc(sizeof(double) * (size_t)(cap + 1));
-    double *y = malloc(sizeof(double) * (size_t)(cap + 1));
-    int n = 0;
-    if (!x || !y) {
-        free(x);
-        free(y);
+    double *x = malloc(sizeof(double) * 2 * (size_t)(cap + 1));
+    if (!x)
         return err_set(e, "out of memory");
-    }
+    double *y = x + cap + 1;
+    int n = 0;
     for (int j = 0; j < ng; j++)
         for (int i = 0; i < mg[j].mem.n; i++) {
             const fit_point *p = &mg[j].mem.p[i];
@@ -770,7 +767,6 @@ static int fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
     out->fixed_cycles = c0 > 1 ? c0 : 1;
     out->row_cycles = c1;
     free(x);
-    free(y);
     return 0;
 }
 
@@ -778,17 +774,13 @@ static int fit_latency(const memk_gpu *mg, int ng, cost_mem_kind k,
 static int fit_rate(const memk_gpu *m, cost_mem_kind k, double fixed,
                     double *rate, llm_err *e)
 {
-    double *x = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
-    double *y = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
-    double *w = malloc(sizeof(double) * (size_t)(m->mem.n + 1));
+    size_t cap = (size_t)m->mem.n + 1;
+    double *x = malloc(sizeof(double) * 3 * cap);
+    if (!x)
+        return err_set(e, "out of memory");
+    double *y = x + cap, *w = y + cap;
     int n = 0;
     double f = m->g->boost_clock_hz, c1 = 0, v, ss;
-    if (!x || !y || !w) {
-        free(x);
-        free(y);
-        free(w);
-        return err_set(e, "out of memory");
-    }
     for (int i = 0; i < m->mem.n; i++) {
         const fit_point *p = &m->mem.p[i];
         double t = p->t_s - fixed / f;
@@ -799,8 +791,6 @@ static int fit_rate(const memk_gpu *m, cost_mem_kind k, double fixed,
     if (n)
         gsl_fit_wmul(x, 1, w, 1, y, 1, (size_t)n, &c1, &v, &ss);
     free(x);
-    free(y);
-    free(w);
     double issue = c1 - 1 / m->dram_Bps; /* seconds per byte beyond DRAM */
     *rate = n && issue > 1e-15 ? 1 / (issue * m->g->sm_count * f) : 0;
     return 0;
