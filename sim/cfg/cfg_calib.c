@@ -98,6 +98,16 @@ static int protocol_row(const tsv *t, int r, const cols *c, const char *cc,
         if (tsv_num(t, r, c->value, 0, 1, &v, e))
             return -1;
         k->tree_factor = v; /* the first row: the all-protocol x0.92 */
+    } else if ((strcmp(table, "threadThreshold") == 0 ||
+                strcmp(table, "maxThreads") == 0) && p >= 0 &&
+               strcmp(tsv_get(t, r, c->algo), "-") == 0) {
+        if (tsv_num(t, r, c->value, 1, 1e6, &v, e))
+            return -1;
+        (table[0] == 't' ? k->thread_bytes : k->max_threads)[p] = v;
+    } else if (strcmp(table, "MAXCHANNELS") == 0) {
+        if (tsv_num(t, r, c->value, 1, 1024, &v, e))
+            return -1;
+        k->max_channels = v;
     } else if (strcmp(table, "llMaxBws") == 0 &&
                strcmp(tsv_get(t, r, c->arch), cpu) == 0 &&
                (strcmp(tsv_get(t, r, c->hw), "N2") == 0 ||
@@ -158,6 +168,13 @@ static int load_protocol(const char *path, const char *cc, const char *cpu,
     if (rc == 0 && (k->steps <= 0 || k->chunk_bytes <= 0))
         rc = err_set(e, "%s: no buffSize/NCCL_STEPS rows (expected the "
                         "Simple buffer size and NCCL_STEPS)", path);
+    for (int p = 0; rc == 0 && p < PROTO_COUNT; p++)
+        if (k->thread_bytes[p] <= 0 || k->max_threads[p] <= 0 ||
+            k->max_channels <= 0)
+            rc = err_set(e, "%s: no threadThreshold/maxThreads row for %s "
+                            "or no MAXCHANNELS row (expected NCCL's channel "
+                            "rule for every protocol)", path,
+                         coll_proto_names[p]);
     if (rc == 0)
         k->chunk_bytes /= k->steps;
     return rc;

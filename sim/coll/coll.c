@@ -322,6 +322,33 @@ static double wire(const run *r, double bytes)
     return bytes / r->cal->proto_eff[r->proto];
 }
 
+/* What one rank of a ring may send, payload bytes/s (its bus bandwidth;
+ * 0 = no limit).  NCCL runs one channel (one CTA) per max_threads x
+ * thread_bytes of the message (x ranks with LL), and NCCL's model holds a
+ * channel to perChMaxRingLL128Bws with LL128; an LL channel is assumed to
+ * store its 16-byte lines as fast, so it moves that x LL's payload share
+ * over LL128's (calib/nccl-protocol.tsv says which figures are NCCL's).
+ * Across nodes ring/LL as a whole is held to llMaxBw.  Inside a node it
+ * is not: llMaxBw N1 is NCCL's choice model, and measured LL runs pass it
+ * (quad GH200, 1 MiB: 164 GB/s against Hopper's 141).  Simple has no
+ * per-channel cap. */
+static double ring_cap(const run *r, const coll_req *q, int nn)
+{
+    const coll_calib *cal = r->cal;
+    int p = r->proto, scale = nn <= 1 ? 0 : nn == 2 ? 1 : 2;
+    double per = cal->max_threads[p] * cal->thread_bytes[p] *
+                 (p == PROTO_LL ? q->n : 1);
+    double nc = fmin(fmax(floor(q->bytes / per), 1), cal->max_channels);
+    double ch_Bps = cal->ring_ch_Bps[scale];
+    if (p == PROTO_LL)
+        ch_Bps *= cal->proto_eff[PROTO_LL] / cal->proto_eff[PROTO_LL128];
+    double cap = p == PROTO_SIMPLE ? 0 : nc * ch_Bps;
+    double ll = nn > 1 ? cal->ll_net_Bps[nn == 2 ? 0 : 1] : 0;
+    if (p == PROTO_LL && ll > 0 && (cap <= 0 || ll < cap))
+        cap = ll;
+    return cap;
+}
+
 static bool build_ring(run *r, const coll_req *q, const int *sorted,
                        const int *start, int nn)
 {
@@ -336,17 +363,16 @@ static bool build_ring(run *r, const coll_req *q, const int *sorted,
         p->steps = n - 1;
         break;
     }
+    /* a rank's payload rate, shared by its flows (wire = payload / eff) */
+    double cap = wire(r, ring_cap(r, q, nn));
     if (nn == 1 && n >= 3 && n <= MESH_MAX && direct_mesh(r, p, sorted, n)) {
         int rings = mesh_rings(r, p, sorted, n);
         p->bytes = wire(r, q->bytes / ((double)n * rings));
+        p->max_Bps = rings > 0 ? cap / rings : 0;
         return rings > 0;
     }
     p->bytes = wire(r, q->bytes / ((double)n * ch));
-    /* across nodes NCCL's model caps ring/LL bus bandwidth at llMaxBw: a
-     * rank's payload rate over its ch flows (wire = payload / LL's 0.5) */
-    double cap = nn > 1 ? r->cal->ll_net_Bps[nn == 2 ? 0 : 1] : 0;
-    if (r->proto == PROTO_LL && cap > 0)
-        p->max_Bps = cap / r->cal->proto_eff[PROTO_LL] / ch;
+    p->max_Bps = cap / ch;
     return ring_edges(r, p, sorted, start, nn, ch);
 }
 

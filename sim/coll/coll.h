@@ -71,6 +71,11 @@ typedef struct coll_calib {
     /* llMaxBws across nodes (2 nodes, 3 and more; by the hosts' CPU
      * vendor): NCCL's cap on ring/LL bus bandwidth, bytes/s */
     double ll_net_Bps[2];
+    /* the channels a ring runs (NCCL getChannelThreadInfo): one per
+     * max_threads x thread_bytes of the message (x ranks for LL), at
+     * least 1, at most max_channels */
+    double thread_bytes[PROTO_COUNT], max_threads[PROTO_COUNT];
+    double max_channels;
     /* NVLS chunking (NCCL calcCollChunking): the largest chunk, the NVLS
      * channels, and nvls_step: chunk nvls_step_bytes[i] when the message is
      * under nvls_step_mult[i] x channels x GPUs x chunk; the pipeline's

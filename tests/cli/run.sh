@@ -808,6 +808,15 @@ done
 if paste "$tmp/nvls-real" "$tmp/nvls-nofill" | awk '{ d[NR] = $1 - $2 } END {
         exit !(NR == 3 && d[1] < 0.05 && d[2] > 5 && d[3] / d[2] > 1.98 && d[3] / d[2] < 2.02) }'; then ok; else
     cur=collective-nvls-fill; bad "NVLS fill at 1 KiB, 4 MiB, 16 MiB not ~0 and chunk-proportional: $(paste "$tmp/nvls-real" "$tmp/nvls-nofill" | tr '\n' ' ')"; fi
+# a ring runs one channel per 512 threads x 8 B x 8 ranks = 32 KiB of an LL
+# message (NCCL getChannelThreadInfo), each channel at perChMaxRingLL128Bws
+# (Hopper 36.7 GB/s) x 0.5/0.9375: from 16 to 32 KiB (one channel) the time
+# grows by 14 steps x 2 KiB / 19.57 GB/s = 1.465 us; at 64 KiB two channels
+# carry twice the bytes in the same time
+run 0 collective-ring-channels -- collective --cluster dgx-h100 --op all_reduce --algo ring --proto LL -b 16K -e 64K -f 2 --csv
+if awk -F, 'NR > 1 { t[NR - 1] = $5 } END { d1 = t[2] - t[1]; d2 = t[3] - t[2]
+        exit !(NR == 4 && d1 > 1.43 && d1 < 1.50 && d2 < 0.02 && d2 > -0.02) }' "$tmp/out"; then ok; else
+    bad "ring/LL at 16, 32, 64 KiB not one channel per 32 KiB at 19.57 GB/s: $(tr '\n' ' ' <"$tmp/out")"; fi
 # bad collective tables in the data copy: file, line, key; exit 1; nothing on stdout
 rm "$tmp/data/calib/nccl-protocol.tsv"
 { cat calib/nccl-protocol.tsv; printf 'nvlsChunkStep\tNVLS\tSimple\t1\t-\t8192\tbytes\tx\ty\n'; } \
@@ -818,6 +827,11 @@ LLMSIM_DATA="$tmp/data"
 export LLMSIM_DATA
 run 1 collective-bad-chunk-step -- collective --cluster dgx-h100 --op all_reduce -b 8 -e 8
 has 'nccl-protocol.tsv:[0-9]+: nvlsChunkStep: a fourth row \(expected three\)'
+quiet
+rm "$tmp/data/calib/nccl-protocol.tsv"
+awk -F'\t' '!($1 == "threadThreshold" && $3 == "LL")' calib/nccl-protocol.tsv >"$tmp/data/calib/nccl-protocol.tsv"
+run 1 collective-no-thread-threshold -- collective --cluster dgx-h100 --op all_reduce -b 8 -e 8
+has 'nccl-protocol.tsv: no threadThreshold/maxThreads row for LL'
 quiet
 ln -sf "$PWD/calib/nccl-protocol.tsv" "$tmp/data/calib/nccl-protocol.tsv"
 run 1 collective-bad-call-us -- collective --cluster dgx-h100 --op all_reduce -b 8 -e 8
