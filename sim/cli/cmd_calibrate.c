@@ -103,21 +103,30 @@ static void row_points(const tsv *t, int r, const int *col, const int *opc,
     }
 }
 
+static int is_tsv(const struct dirent *de)
+{
+    return util_ends_with(de->d_name, ".tsv");
+}
+
+/* byte order, whatever the locale: the fit sums the points in file order */
+static int name_order(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
 static int load_traces(const char *dir, points *gemm, points *mem, int *files,
                        llm_err *e)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    struct dirent **names;
+    int n = scandir(dir, &names, is_tsv, name_order);
+    if (n < 0)
         return err_set(e, "%s: cannot open: %s (expected Vidur trace tables)",
                        dir, strerror(errno));
-    struct dirent *de;
     int rc = 0;
     *files = 0;
-    while (rc == 0 && (de = readdir(d))) {
-        if (!util_ends_with(de->d_name, ".tsv"))
-            continue;
+    for (int f = 0; rc == 0 && f < n; f++) {
         char p[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        snprintf(p, sizeof p, "%s/%s", dir, names[f]->d_name);
         tsv t;
         if (tsv_load(p, &t, e)) {
             rc = -1;
@@ -139,7 +148,9 @@ static int load_traces(const char *dir, points *gemm, points *mem, int *files,
         tsv_free(&t);
         (*files)++;
     }
-    closedir(d);
+    for (int f = 0; f < n; f++)
+        free(names[f]);
+    free(names);
     return rc;
 }
 

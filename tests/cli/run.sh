@@ -456,6 +456,14 @@ done
 has 'h100-sxm memory-bound kernels, median \|error\| by tokens'
 if cmp -s "$tmp/memory-kernels.tsv" calib/memory-kernels.tsv; then ok; else
     bad "calibrate --fit does not reproduce calib/memory-kernels.tsv"; fi
+# the traces are read in name order, not the directory's: the same files
+# written in reverse order fit the same A100 table to the last digit
+mkdir -p "$tmp/vidur-rev/a100" "$tmp/rev"
+cp -R calib/vidur/h100 "$tmp/vidur-rev/h100"
+for f in $(ls calib/vidur/a100 | sort -r); do cp "calib/vidur/a100/$f" "$tmp/vidur-rev/a100/$f"; done
+run 0 calibrate-fit-order -- calibrate --fit --traces "$tmp/vidur-rev" --out "$tmp/rev"
+if cmp -s "$tmp/rev/a100-sxm-80gb/gemm.tsv" calib/a100-sxm-80gb/gemm.tsv; then ok; else
+    bad "calibrate --fit depends on the order the trace files were written"; fi
 # without nvcc and a GPU (CI): refused with the reason, nothing written
 mkdir -p "$tmp/run"
 run 1 calibrate-run-no-gpu -- calibrate --run --gpu h100-sxm --out "$tmp/run"
