@@ -186,18 +186,31 @@ static int load_links(cfgu *c, const config_setting_t *list,
     return 0;
 }
 
-static int load_nic(cfgu *c, const config_setting_t *g, topo_nodespec *s)
+/* A node's nic group, or a cluster's, which changes only the keys it
+ * gives of its node's (over: gbps not required). */
+static int load_nic(cfgu *c, const config_setting_t *g, topo_nodespec *s,
+                    bool over)
 {
-    static const char *const keys[] = {"gbps", "lat_ns", "gpudirect"};
-    double gbps = 100;
-    int lat = 1000;
-    s->gpudirect = true;
+    static const char *const keys[] = {"gbps", "lat_ns", "gpudirect",
+                                       "measured_GBps"};
+    double gbps = over ? s->nic_bw_Bps * 8 / 1e9 : 100;
+    double meas = over ? s->nic_measured_Bps / 1e9 : 0;
+    int lat = over ? (int)s->nic_lat_ns : 1000;
+    if (!over)
+        s->gpudirect = true;
     if (cfgu_check_keys(c, g, keys, COUNT(keys)) ||
-        cfgu_double(c, g, "gbps", true, 1e-3, 1e6, &gbps) ||
+        cfgu_double(c, g, "gbps", !over, 1e-3, 1e6, &gbps) ||
         cfgu_int(c, g, "lat_ns", false, 0, 100000000, &lat) ||
-        cfgu_bool(c, g, "gpudirect", false, &s->gpudirect))
+        cfgu_bool(c, g, "gpudirect", false, &s->gpudirect) ||
+        cfgu_double(c, g, "measured_GBps", false, 1e-3, 1e6, &meas))
         return -1;
+    /* a measurement never beats the line it was taken on */
+    if (meas > gbps / 8)
+        return err_at(c->e, c->file, cfgu_line(g), "measured_GBps",
+                      "%g GB/s is above the line rate of gbps = %g (expected "
+                      "at most %g GB/s)", meas, gbps, gbps / 8);
     s->nic_bw_Bps = gbps * 1e9 / 8;
+    s->nic_measured_Bps = meas * 1e9;
     s->nic_lat_ns = lat;
     return 0;
 }
@@ -235,7 +248,7 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
         cfgu_enum(c, r, "cpu_vendor", false, topo_cpu_vendor_names,
                   CPU_VENDOR_COUNT, &vendor) ||
         cfgu_group(c, r, "nic", &nic) || cfgu_group(c, r, "fabric", &fab) ||
-        (nic && load_nic(c, nic, s)) || (fab && load_fabric(c, fab, &s->fabric)))
+        (nic && load_nic(c, nic, s, false)) || (fab && load_fabric(c, fab, &s->fabric)))
         return -1;
     s->cpu_vendor = (topo_cpu_vendor)vendor;
     for (int i = 0; i < s->ndev; i++)
@@ -279,18 +292,18 @@ int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
         return 0;
     }
     static const char *const keys[] = {"name", "display", "source", "node",
-                                       "nodes", "fabric", "p2p"};
+                                       "nodes", "fabric", "p2p", "nic"};
     char node[64], name[64] = "", display[128] = "";
     bool p2p = false;
     bool has_p2p = config_setting_get_member(r, "p2p") != NULL;
-    config_setting_t *fab;
+    config_setting_t *fab, *nic;
     if (cfgu_check_keys(&c, r, keys, COUNT(keys)) ||
         cfgu_str(&c, r, "name", false, name, sizeof name) ||
         cfgu_str(&c, r, "display", false, display, sizeof display) ||
         cfgu_str(&c, r, "node", true, node, sizeof node) ||
         cfgu_int(&c, r, "nodes", true, 1, 1000000, nodes) ||
         cfgu_bool(&c, r, "p2p", false, &p2p) ||
-        cfgu_group(&c, r, "fabric", &fab))
+        cfgu_group(&c, r, "fabric", &fab) || cfgu_group(&c, r, "nic", &nic))
         goto out;
     char np[PATH_MAX];
     snprintf(np, sizeof np, "%s/topologies/%s.cfg", datadir, node);
@@ -298,6 +311,13 @@ int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
         goto out;
     *fabric = s->fabric;
     if (fab && load_fabric(&c, fab, fabric))
+        goto out;
+    if (nic && s->nic_bw_Bps <= 0) {
+        err_at(e, path, cfgu_line(nic), "nic", "node type \"%s\" has no NICs "
+               "(expected a node whose file declares them)", node);
+        goto out;
+    }
+    if (nic && load_nic(&c, nic, s, true))
         goto out;
     if (has_p2p)
         s->p2p = p2p;

@@ -104,6 +104,9 @@ typedef struct topo_nodespec {
     topo_linkspec link[TOPO_MAX_SPECS * 2];
     int nlink;
     double nic_bw_Bps;
+    /* a fabric known by measurement: what one NIC reaches (ib_write_bw or
+     * the like), bytes/s; 0 = calib/links.tsv's fraction of the line rate */
+    double nic_measured_Bps;
     int64_t nic_lat_ns;
     bool gpudirect, p2p;
     topo_cpu_vendor cpu_vendor;

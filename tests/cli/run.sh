@@ -825,6 +825,25 @@ run 0 collective-ring-channels -- collective --cluster dgx-h100 --op all_reduce 
 if awk -F, 'NR > 1 { t[NR - 1] = $5 } END { d1 = t[2] - t[1]; d2 = t[3] - t[2]
         exit !(NR == 4 && d1 > 1.43 && d1 < 1.50 && d2 < 0.02 && d2 > -0.02) }' "$tmp/out"; then ok; else
     bad "ring/LL at 16, 32, 64 KiB not one channel per 32 KiB at 19.57 GB/s: $(tr '\n' ' ' <"$tmp/out")"; fi
+# a fabric known by measurement: 2 x DGX H100 whose NICs reach 24.5 GB/s
+# (half of NDR's 49 from calib/links.tsv): a 1 GiB ring all-reduce, bound by
+# the network, takes nearly twice as long (the NVLink hops stay as they were)
+printf 'node = "dgx-h100";\nnodes = 2;\n' >"$tmp/fab-plain.cfg"
+printf 'node = "dgx-h100";\nnodes = 2;\nnic = { measured_GBps = 24.5; };\n' >"$tmp/fab-meas.cfg"
+for f in plain meas; do
+    run 0 "collective-fabric-$f" -- collective --cluster "$tmp/fab-$f.cfg" --gpus 16 --op all_reduce --algo ring -b 1G -e 1G --csv
+    awk -F, 'NR == 2 { print $5 }' "$tmp/out" >"$tmp/fab-$f"
+done
+if paste "$tmp/fab-plain" "$tmp/fab-meas" | awk '{ exit !($2 / $1 > 1.8 && $2 / $1 < 2.0) }'; then ok; else
+    cur=collective-fabric-measured; bad "measured_GBps 24.5 did not nearly double a network-bound ring: $(paste "$tmp/fab-plain" "$tmp/fab-meas")"; fi
+printf 'node = "dgx-h100";\nnodes = 2;\nnic = { measured_GBps = 60.0; };\n' >"$tmp/fab-bad.cfg"
+run 1 collective-fabric-above-line -- collective --cluster "$tmp/fab-bad.cfg" --gpus 16 --op all_reduce -b 1G -e 1G
+has 'fab-bad.cfg:3: measured_GBps: 60 GB/s is above the line rate of gbps = 400 \(expected at most 50 GB/s\)'
+quiet
+printf 'node = "dgx-h100";\nnodes = 2;\nnic = { speed = 1; };\n' >"$tmp/fab-key.cfg"
+run 1 collective-fabric-bad-key -- collective --cluster "$tmp/fab-key.cfg" --gpus 16 --op all_reduce -b 1G -e 1G
+has 'fab-key.cfg:3: speed'
+quiet
 # bad collective tables in the data copy: file, line, key; exit 1; nothing on stdout
 rm "$tmp/data/calib/nccl-protocol.tsv"
 { cat calib/nccl-protocol.tsv; printf 'nvlsChunkStep\tNVLS\tSimple\t1\t-\t8192\tbytes\tx\ty\n'; } \
