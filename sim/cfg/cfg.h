@@ -54,9 +54,6 @@ typedef struct cfg_coll_keys {
     char nccl[24];
     char cpu[24]; /* NCCL's multi-node LL rows: cpu-amd or cpu-intel */
     char link[LINK_KIND_COUNT][24];
-    /* a fabric known by measurement: its per-NIC rate over the line rate,
-     * in place of calib/links.tsv's network row; 0 = that row */
-    double net_eff;
 } cfg_coll_keys;
 
 /* The keys from <datadir>/calib/nccl-arch.tsv (by the GPU's compute

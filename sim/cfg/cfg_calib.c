@@ -306,8 +306,6 @@ int cfg_coll_keys_of(const char *datadir, const topo *t, cfg_coll_keys *keys,
      * Intel ones */
     snprintf(keys->cpu, sizeof keys->cpu, "%s",
              t->spec.cpu_vendor == CPU_AMD ? "cpu-amd" : "cpu-intel");
-    if (t->spec.nic_measured_Bps > 0 && t->spec.nic_bw_Bps > 0)
-        keys->net_eff = t->spec.nic_measured_Bps / t->spec.nic_bw_Bps;
     snprintf(keys->link[LINK_PCIE], 24, "gen%d", g->pcie_gen);
     snprintf(keys->link[LINK_SOCKET], 24, "-");
     return 0;
@@ -348,9 +346,15 @@ int cfg_load_coll_calib(const char *datadir, const topo *t, coll_calib *k,
                         llm_err *e)
 {
     cfg_coll_keys keys;
-    if (cfg_coll_keys_of(datadir, t, &keys, e))
+    if (cfg_coll_keys_of(datadir, t, &keys, e) ||
+        cfg_load_coll_calib_keys(datadir, &keys, k, e))
         return -1;
-    return cfg_load_coll_calib_keys(datadir, &keys, k, e);
+    /* a fabric known by measurement: its per-NIC rate over the line rate,
+     * in place of calib/links.tsv's network row */
+    if (t->spec.nic_measured_Bps > 0 && t->spec.nic_bw_Bps > 0)
+        k->link_eff[LINK_NETWORK] = t->spec.nic_measured_Bps /
+                                    t->spec.nic_bw_Bps;
+    return 0;
 }
 
 int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
@@ -375,8 +379,6 @@ int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
     if (load_protocol(p1, cc, keys->cpu, k, e) || load_links(p2, keys, k, e) ||
         cfg_keyed_load(p3, NULL, host, 1, e))
         return -1;
-    if (keys->net_eff > 0)
-        k->link_eff[LINK_NETWORK] = keys->net_eff;
     snprintf(k->source, sizeof k->source, "%s (NCCL model, %s); %s", p1, cc,
              p2);
     if (k->nvls_eff <= 0)

@@ -336,17 +336,18 @@ static double ring_cap(const run *r, const coll_req *q, int nn)
 {
     const coll_calib *cal = r->cal;
     int p = r->proto, scale = nn <= 1 ? 0 : nn == 2 ? 1 : 2;
+    if (p == PROTO_SIMPLE)
+        return 0;
     double per = cal->max_threads[p] * cal->thread_bytes[p] *
                  (p == PROTO_LL ? q->n : 1);
     double nc = fmin(fmax(floor(q->bytes / per), 1), cal->max_channels);
     double ch_Bps = cal->ring_ch_Bps[scale];
-    if (p == PROTO_LL)
-        ch_Bps *= cal->proto_eff[PROTO_LL] / cal->proto_eff[PROTO_LL128];
-    double cap = p == PROTO_SIMPLE ? 0 : nc * ch_Bps;
+    if (p == PROTO_LL128)
+        return nc * ch_Bps;
+    double cap = nc * (ch_Bps * (cal->proto_eff[PROTO_LL] /
+                                 cal->proto_eff[PROTO_LL128]));
     double ll = nn > 1 ? cal->ll_net_Bps[nn == 2 ? 0 : 1] : 0;
-    if (p == PROTO_LL && ll > 0 && (cap <= 0 || ll < cap))
-        cap = ll;
-    return cap;
+    return ll > 0 && (cap <= 0 || ll < cap) ? ll : cap;
 }
 
 static bool build_ring(run *r, const coll_req *q, const int *sorted,
