@@ -844,6 +844,20 @@ printf 'node = "dgx-h100";\nnodes = 2;\nnic = { speed = 1; };\n' >"$tmp/fab-key.
 run 1 collective-fabric-bad-key -- collective --cluster "$tmp/fab-key.cfg" --gpus 16 --op all_reduce -b 1G -e 1G
 has 'fab-key.cfg:3: speed'
 quiet
+# a cluster's nic on a node type without NICs: refused at the cluster's line
+mkdir -p "$tmp/nonic/topologies"
+for d in calib models stacks; do ln -s "$PWD/$d" "$tmp/nonic/$d"; done
+for f in topologies/*; do ln -s "$PWD/$f" "$tmp/nonic/$f"; done
+printf 'name = "two-gpu";\nsource = "test";\ndevices = (\n  { name = "gpu"; kind = "gpu"; count = 2; model = "a100-sxm-80gb"; },\n  { name = "sw"; kind = "nvswitch"; count = 1; nvls = false; }\n);\nlinks = ( { a = "gpu"; b = "sw"; map = "all"; kind = "nvlink"; GBps = 300.0; lat_ns = 300; } );\n' \
+    >"$tmp/nonic/topologies/two-gpu.cfg"
+printf 'node = "two-gpu";\nnodes = 2;\nnic = { measured_GBps = 10.0; };\n' >"$tmp/fab-nonic.cfg"
+saved_data=${LLMSIM_DATA-}
+LLMSIM_DATA="$tmp/nonic"
+export LLMSIM_DATA
+run 1 collective-fabric-no-nics -- collective --cluster "$tmp/fab-nonic.cfg" --gpus 4 --op all_reduce -b 1K -e 1K
+if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
+has 'fab-nonic.cfg:3: nic: node type "two-gpu" has no NICs'
+quiet
 # bad collective tables in the data copy: file, line, key; exit 1; nothing on stdout
 rm "$tmp/data/calib/nccl-protocol.tsv"
 { cat calib/nccl-protocol.tsv; printf 'nvlsChunkStep\tNVLS\tSimple\t1\t-\t8192\tbytes\tx\ty\n'; } \
