@@ -277,7 +277,9 @@ const setting settings_table[] = {
             INFER(NULL, plan.max_batched_tokens)}},
     {.flag = "chunk", INT(0, 1 << 22), .dflt = "0",
      .dflt_help = "the engine's (vLLM: 0)",
-     .help = "chunked policy: tokens per iteration (0: max-batched-tokens)",
+     .help = "chunked policy: tokens per iteration; prefill-first: tokens "
+             "per prefill batch, longer prompts split (0: max-batched-tokens, "
+             "and prefill-first takes whole prompts only)",
      .at = {SERVE("serving.chunk", p.chunk)}},
     {.flag = "policy", .type = SET_ENUM, NAMES(serve_policy_names),
      .dflt = "chunked", .dflt_help = "the engine's (vLLM V1: chunked)",

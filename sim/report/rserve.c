@@ -78,10 +78,15 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     if (p->scheduler_steps > 1)
         snprintf(steps, sizeof steps, ", %d decode steps a decision",
                  p->scheduler_steps);
-    fprintf(fp, "  scheduler %s%s (%d-token budget%s), max %d sequences, "
+    /* prefill-first with a chunk size: prefill batches apart from the
+     * decodes, long prompts split (SGLang) */
+    bool split = p->policy == SERVE_PREFILL_FIRST && p->chunk > 0;
+    fprintf(fp, "  scheduler %s%s (%d-token budget%s%s), max %d sequences, "
            "admission %s, router %s, preemption by %s\n",
            p->static_batch ? "static batches, " : "",
-           serve_policy_names[p->policy], budget, steps, p->max_num_seqs,
+           serve_policy_names[p->policy], budget,
+           split ? ", longer prompts split over prefill batches" : "", steps,
+           p->max_num_seqs,
            serve_admit_names[p->admit], serve_router_names[p->router],
            serve_preempt_names[p->preempt]);
     if (in->concurrency > 0 && in->think_s > 0)

@@ -445,10 +445,14 @@ static void admit_waiting(sim *S, inst *I, plan *b, int budget, bool whole)
     }
 }
 
+/* Which running requests an iteration takes: all of them (chunked), only
+ * the decodes, or only the partial prefills (prefill-first batches). */
+typedef enum { RUN_ALL, RUN_DECODES, RUN_PREFILLS } run_kind;
+
 /* Running requests in admission order: each decode takes one token, a
  * partial prefill a chunk of what is left of the budget. */
 static void schedule_running(sim *S, inst *I, plan *b, int budget,
-                             bool decodes_only)
+                             run_kind kind)
 {
     for (int i = 0; i < I->nrun && b->tokens < budget; i++) {
         int id = I->running[i];
@@ -456,7 +460,9 @@ static void schedule_running(sim *S, inst *I, plan *b, int budget,
         if (q->chunk > 0)
             continue; /* in flight on another pipeline stage */
         int c = chunk_of(q, budget - b->tokens);
-        if (decodes_only && len_of(q) - q->computed > 1)
+        bool decode = len_of(q) - q->computed == 1;
+        if ((kind == RUN_DECODES && !decode) ||
+            (kind == RUN_PREFILLS && decode))
             continue;
         if (!grow(S, I, id, c, b)) {
             /* it left the list (with every newer one not in flight):
@@ -492,23 +498,32 @@ static void policy_chunked(sim *S, inst *I, plan *b)
 {
     bool run = in_multi_step(I);
     resume_swapped(S, I, b);
-    schedule_running(S, I, b, S->budget, run);
+    schedule_running(S, I, b, S->budget, run ? RUN_DECODES : RUN_ALL);
     if (!run)
         admit_waiting(S, I, b, S->budget, false);
     count_steps(S, I, b, b->n > 0 && b->tokens == b->n);
 }
 
-/* vLLM V0 without chunked prefill: a batch of whole prompts whenever one
- * can be admitted, otherwise a batch of decodes. */
+/* A batch of prompts whenever one can be admitted, otherwise a batch of
+ * decodes: the two never share an iteration.  Without a chunk size (vLLM
+ * V0 without chunked prefill) a prompt joins only whole; with one (SGLang,
+ * whose mixed chunks are off by default) a prefill batch holds at most
+ * `chunk` tokens, a longer prompt is split and its rest goes first in the
+ * next prefill batch, and the decodes wait until no prompt is left. */
 static void policy_prefill_first(sim *S, inst *I, plan *b)
 {
     bool run = in_multi_step(I);
+    bool split = S->p->chunk > 0;
     resume_swapped(S, I, b);
-    if (I->nswap == 0 && !run)
-        admit_waiting(S, I, b, S->p->max_batched_tokens, true);
+    if (I->nswap == 0 && !run) {
+        if (split)
+            schedule_running(S, I, b, S->budget, RUN_PREFILLS);
+        admit_waiting(S, I, b, split ? S->budget : S->p->max_batched_tokens,
+                      !split);
+    }
     bool decoded = b->n == 0;
     if (decoded)
-        schedule_running(S, I, b, S->p->max_batched_tokens, true);
+        schedule_running(S, I, b, S->p->max_batched_tokens, RUN_DECODES);
     count_steps(S, I, b, decoded);
 }
 
@@ -523,7 +538,7 @@ static void policy_static(sim *S, inst *I, plan *b)
         return;
     }
     if (b->n == 0)
-        schedule_running(S, I, b, S->p->max_batched_tokens, true);
+        schedule_running(S, I, b, S->p->max_batched_tokens, RUN_DECODES);
 }
 
 typedef struct policy {

@@ -37,6 +37,7 @@ extern const char *const serve_preempt_names[PREEMPT_COUNT];
 /* Scheduler policies and routers are tables of functions (serve.c); these
  * are their names, in table order. */
 #define SERVE_POLICIES 2 /* "chunked", "prefill-first" */
+enum { SERVE_CHUNKED, SERVE_PREFILL_FIRST };
 #define SERVE_ROUTERS 3  /* "round-robin", "least-outstanding", "shortest-queue" */
 extern const char *const serve_policy_names[SERVE_POLICIES];
 extern const char *const serve_router_names[SERVE_ROUTERS];
@@ -54,7 +55,9 @@ typedef struct serve_pool {
 typedef struct serve_params {
     int max_num_seqs, max_batched_tokens;
     int chunk;              /* chunked policy: token budget per iteration
-                               (Sarathi-Serve's chunk), 0 = max_batched */
+                               (Sarathi-Serve's chunk), 0 = max_batched;
+                               prefill-first: tokens per prefill batch,
+                               longer prompts split (0: whole prompts) */
     int policy, router;     /* indices into the tables */
     int block_size;         /* tokens per KV block */
     double gpu_mem_util;    /* vLLM gpu_memory_utilization */

@@ -586,6 +586,43 @@ static void test_scheduler_steps(void **state)
     env_close(&v);
 }
 
+/* Prefill-first batches with a chunk size (SGLang without mixed chunks):
+ * a prompt longer than the chunk is prefilled over ceil(P / chunk)
+ * iterations of its own, in which the running decodes make no progress;
+ * chunked batches (vLLM V1) carry the same chunks beside the decodes. */
+static void test_prefill_first_chunks(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    /* alone: 3 prefill iterations (1024, 1024, 952) and one decode; whole
+     * (no chunk size): one prefill and one decode */
+    wl_request b = {0, 3000, 2};
+    for (int chunk = 0; chunk <= 1024; chunk += 1024) {
+        serve_input in = input(&v, 1, 1, 1, &b, 1);
+        in.p.policy = SERVE_PREFILL_FIRST;
+        in.p.chunk = chunk;
+        assert_int_equal(run(&in).pool[0].iterations, chunk ? 4 : 2);
+    }
+    /* beside a decoding request: A's prefill and 199 decodes, B's decode
+     * among them, and B's 3 prefill iterations on their own (203); mixed
+     * in A's decode iterations under the chunked policy (200) */
+    wl_request two[2] = {{0, 64, 200}, {0.05, 3000, 2}};
+    serve_request_result out[2][2];
+    for (int policy = 0; policy < 2; policy++) {
+        serve_input in = input(&v, 1, 1, 1, two, 2);
+        in.p.policy = policy;
+        in.p.chunk = 1024;
+        in.out = out[policy];
+        serve_result r = run(&in);
+        assert_int_equal(r.pool[0].iterations, policy ? 203 : 200);
+        assert_true(out[policy][1].finish_s < out[policy][0].finish_s);
+    }
+    /* A waits out B's prefill iterations instead of decoding through them */
+    assert_true(out[1][0].finish_s > out[0][0].finish_s);
+    env_close(&v);
+}
+
 /* Static batching (`generate`): the second batch starts only when the
  * first one's longest sequence has ended; continuous batching starts a
  * waiting request as soon as a sequence leaves. */
@@ -642,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_scheduler_steps),
         cmocka_unit_test(test_utilization_grid),
         cmocka_unit_test(test_static_batch),
+        cmocka_unit_test(test_prefill_first_chunks),
     };
     return cmocka_run_group_tests_name("serve", tests, catalog_setup, catalog_teardown);
 }
