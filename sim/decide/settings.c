@@ -258,8 +258,9 @@ const setting settings_table[] = {
      * swap_space 4 GiB, chunked prefill with an 8192-token budget) ---- */
     {.flag = "engine", STR(256), .dflt = "vllm-v1",
      .help = "the serving engine: a profile from stacks/ "
-             "(vllm-v0, vllm-v1, vllm-v1-eager, sglang, trtllm-0.x, "
-             "trtllm-1.x, hf-generate, gpt-fast) or a .cfg path",
+             "(vllm-v0, vllm-v1, vllm-v1-eager, sglang, sglang-0.3, "
+             "trtllm-0.7, trtllm-0.x, trtllm-1.x, hf-generate, gpt-fast) "
+             "or a .cfg path",
      .at = {SERVE("engine", engine)}},
     {.flag = "max-num-seqs", INT(1, 1 << 20), .dflt = "256",
      .dflt_help = "the engine's (vLLM: 256)",
