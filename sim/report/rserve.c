@@ -71,8 +71,6 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
                P->replicas, P->tp, P->pp, P->gpu->name, pr->kv_blocks,
                p->block_size, pr->kv_capacity_tokens, pr->weights_bytes / GiB);
     }
-    int budget = p->chunk > 0 && p->chunk < p->max_batched_tokens
-                     ? p->chunk : p->max_batched_tokens;
     engine_text(fp, o);
     char steps[32] = "";
     if (p->scheduler_steps > 1)
@@ -84,7 +82,7 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     fprintf(fp, "  scheduler %s%s (%d-token budget%s%s), max %d sequences, "
            "admission %s, router %s, preemption by %s\n",
            p->static_batch ? "static batches, " : "",
-           serve_policy_names[p->policy], budget,
+           serve_policy_names[p->policy], serve_token_budget(p),
            split ? ", longer prompts split over prefill batches" : "", steps,
            p->max_num_seqs,
            serve_admit_names[p->admit], serve_router_names[p->router],

@@ -518,8 +518,7 @@ static void policy_prefill_first(sim *S, inst *I, plan *b)
     if (I->nswap == 0 && !run) {
         if (split)
             schedule_running(S, I, b, S->budget, RUN_PREFILLS);
-        admit_waiting(S, I, b, split ? S->budget : S->p->max_batched_tokens,
-                      !split);
+        admit_waiting(S, I, b, S->budget, !split);
     }
     bool decoded = b->n == 0;
     if (decoded)
@@ -541,17 +540,15 @@ static void policy_static(sim *S, inst *I, plan *b)
         schedule_running(S, I, b, S->p->max_batched_tokens, RUN_DECODES);
 }
 
-typedef struct policy {
-    const char *name;
-    void (*pick)(sim *S, inst *I, plan *b);
-} policy;
-
-static const policy policies[SERVE_POLICIES] = {
-    {"chunked", policy_chunked},
-    {"prefill-first", policy_prefill_first},
+/* A policy picks the next iteration's batch; indexed as the names. */
+static void (*const policies[SERVE_POLICIES])(sim *S, inst *I, plan *b) = {
+    [SERVE_CHUNKED] = policy_chunked,
+    [SERVE_PREFILL_FIRST] = policy_prefill_first,
 };
-const char *const serve_policy_names[SERVE_POLICIES] = {"chunked",
-                                                        "prefill-first"};
+const char *const serve_policy_names[SERVE_POLICIES] = {
+    [SERVE_CHUNKED] = "chunked",
+    [SERVE_PREFILL_FIRST] = "prefill-first",
+};
 
 /* ---- routers ------------------------------------------------------------ */
 
@@ -795,11 +792,11 @@ static void try_schedule(sim *S, inst *I)
         policy_static(S, I, &b);
     } else {
         bool run = in_multi_step(I);
-        policies[S->p->policy].pick(S, I, &b);
+        policies[S->p->policy](S, I, &b);
         /* a multi-step run with nothing left to decode ends early (the
          * pick reset steps_left): schedule afresh */
         if (run && b.n == 0)
-            policies[S->p->policy].pick(S, I, &b);
+            policies[S->p->policy](S, I, &b);
     }
     if (b.n == 0) {
         /* a preemption without a batch still freed blocks */
@@ -1645,9 +1642,7 @@ static int setup(sim *S)
             return -1;
     for (int k = 0; k < in->npools; k++)
         S->watermark[k] = (int)(0.01 * S->res->pool[k].kv_blocks);
-    S->budget = S->p->chunk > 0 && S->p->chunk < S->p->max_batched_tokens
-                    ? S->p->chunk
-                    : S->p->max_batched_tokens;
+    S->budget = serve_token_budget(S->p);
     if (build(S))
         return -1;
     if (in->npools == 2) {
@@ -1714,6 +1709,13 @@ static void check_end(const sim *S)
 #else
     (void)S;
 #endif
+}
+
+int serve_token_budget(const serve_params *p)
+{
+    return p->chunk > 0 && p->chunk < p->max_batched_tokens
+               ? p->chunk
+               : p->max_batched_tokens;
 }
 
 int serve_simulate(const serve_input *in, serve_result *r, llm_err *e)

@@ -36,8 +36,7 @@ extern const char *const serve_preempt_names[PREEMPT_COUNT];
 
 /* Scheduler policies and routers are tables of functions (serve.c); these
  * are their names, in table order. */
-#define SERVE_POLICIES 2 /* "chunked", "prefill-first" */
-enum { SERVE_CHUNKED, SERVE_PREFILL_FIRST };
+enum { SERVE_CHUNKED, SERVE_PREFILL_FIRST, SERVE_POLICIES };
 #define SERVE_ROUTERS 3  /* "round-robin", "least-outstanding", "shortest-queue" */
 extern const char *const serve_policy_names[SERVE_POLICIES];
 extern const char *const serve_router_names[SERVE_ROUTERS];
@@ -182,6 +181,10 @@ typedef struct serve_result {
     int kv_series_n;
     uint64_t events;
 } serve_result;
+
+/* The tokens one iteration may carry: the chunk when it is set and
+ * smaller, else max_batched_tokens (a prefill-first batch's size too). */
+int serve_token_budget(const serve_params *p);
 
 int serve_simulate(const serve_input *in, serve_result *r, llm_err *e);
 

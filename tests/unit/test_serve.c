@@ -639,7 +639,7 @@ static void test_static_batch(void **state)
     for (int k = 0; k < 2; k++) {
         serve_input in = input(&v, 1, 1, 1, req, 8);
         in.p.max_num_seqs = 4;
-        in.p.policy = 1; /* prefill-first */
+        in.p.policy = SERVE_PREFILL_FIRST;
         in.p.static_batch = k == 1;
         in.out = out;
         r[k] = run(&in);
