@@ -200,7 +200,9 @@ static const char *const engine_keys[] = {"kind",    "name",      "display",
 static const char *const sched_keys[] = {
     "policy",     "admission",      "preemption", "max_num_seqs",
     "max_batched_tokens", "chunk",  "block_size", "gpu_memory_utilization",
-    "static_batch", "reserve_ratio", "memory_of", "steps"};
+    "static_batch", "reserve_ratio", "memory_of", "steps", "large_gpu"};
+static const char *const large_keys[] = {"min_memory_gib", "except_name",
+                                         "max_num_seqs", "max_batched_tokens"};
 static const char *const memory_of[] = {"total", "free"};
 static const char *const host_keys[] = {"iteration_ms", "per_seq_ms",
                                         "overlap",      "launch_us",
@@ -208,8 +210,25 @@ static const char *const host_keys[] = {"iteration_ms", "per_seq_ms",
 static const char *const ekernel_keys[] = {"decode_kv_per_query_head"};
 static const char *const kv_keys[] = {"fp8_with_fp8_weights"};
 
+/* The batch limits of large GPUs: all four keys, or no group. */
+static int load_large(cfgu *c, const config_setting_t *g, eprof_large *l)
+{
+    double gib = 0;
+    if (cfgu_check_keys(c, g, large_keys, COUNT(large_keys)) ||
+        cfgu_double(c, g, "min_memory_gib", true, 1, 1e5, &gib) ||
+        cfgu_str(c, g, "except_name", true, l->except_name,
+                 sizeof l->except_name) ||
+        cfgu_int(c, g, "max_num_seqs", true, 1, 1 << 20, &l->max_num_seqs) ||
+        cfgu_int(c, g, "max_batched_tokens", true, 1, 1 << 22,
+                 &l->max_batched_tokens))
+        return -1;
+    l->min_memory_bytes = gib * 1073741824.0;
+    return 0;
+}
+
 static int load_sched(cfgu *c, const config_setting_t *g, eprof *s)
 {
+    config_setting_t *lg;
     int admit = s->admit, of = s->mem_of_free;
     if (cfgu_check_keys(c, g, sched_keys, COUNT(sched_keys)) ||
         cfgu_enum(c, g, "policy", false, serve_policy_names, SERVE_POLICIES,
@@ -228,7 +247,9 @@ static int load_sched(cfgu *c, const config_setting_t *g, eprof *s)
                     &s->gpu_mem_util) ||
         cfgu_bool(c, g, "static_batch", false, &s->static_batch) ||
         cfgu_double(c, g, "reserve_ratio", false, 0, 1, &s->reserve_ratio) ||
-        cfgu_enum(c, g, "memory_of", false, memory_of, 2, &of))
+        cfgu_enum(c, g, "memory_of", false, memory_of, 2, &of) ||
+        cfgu_group(c, g, "large_gpu", &lg) ||
+        (lg && load_large(c, lg, &s->large)))
         return -1;
     s->admit = (serve_admit)admit;
     s->mem_of_free = of == 1;

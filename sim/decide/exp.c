@@ -422,16 +422,19 @@ static bool left_default(const exp_serve *x, const char *flag)
 }
 
 /* The engine's defaults for every setting the run did not give, and what
- * only the engine says (its host costs, kernels, batching). */
+ * only the engine says (its host costs, kernels, batching); its batch
+ * limits are those of the GPU it runs on. */
 static void engine_defaults(const exp_serve *x, const eprof *en,
-                            serve_params *p)
+                            const gpu_spec *g, serve_params *p)
 {
+    bool large = eprof_is_large(en, g->name, g->memory_bytes);
     if (left_default(x, "max-num-seqs"))
-        p->max_num_seqs = en->max_num_seqs;
+        p->max_num_seqs = large ? en->large.max_num_seqs : en->max_num_seqs;
     if (left_default(x, "scheduler-steps"))
         p->scheduler_steps = en->scheduler_steps;
     if (left_default(x, "max-batched-tokens"))
-        p->max_batched_tokens = en->max_batched_tokens;
+        p->max_batched_tokens =
+            large ? en->large.max_batched_tokens : en->max_batched_tokens;
     if (left_default(x, "chunk"))
         p->chunk = en->chunk;
     if (left_default(x, "policy"))
@@ -463,7 +466,7 @@ static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
     in->p = x->p;
     if (in->p.weight_dt == DT_COUNT)
         in->p.weight_dt = v->m.weight_dtype == DT_BF16 ? DT_BF16 : DT_FP16;
-    engine_defaults(x, &v->engine, &in->p);
+    engine_defaults(x, &v->engine, v->t->gpu, &in->p);
     in->concurrency = x->concurrency;
     in->think_s = x->think_s;
     for (int k = 0; k < in->npools; k++) {

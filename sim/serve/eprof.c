@@ -3,6 +3,8 @@
 
 #include "serve/serve.h"
 
+#include <string.h>
+
 const char *const serve_admit_names[ADMIT_COUNT] = {"chunk", "whole",
                                                     "no-evict", "reserve"};
 
@@ -19,4 +21,11 @@ eprof eprof_defaults(const serve_params *p)
                    .gpu_mem_util = p->gpu_mem_util,
                    .iteration_overhead_s = p->iteration_overhead_s,
                    .reserve_ratio = 1};
+}
+
+bool eprof_is_large(const eprof *e, const char *name, double memory_bytes)
+{
+    const eprof_large *l = &e->large;
+    return l->min_memory_bytes > 0 && memory_bytes >= l->min_memory_bytes &&
+           !(l->except_name[0] && strstr(name, l->except_name));
 }

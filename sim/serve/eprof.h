@@ -48,6 +48,16 @@ typedef struct eprof_host {
                             (0: no graphs) */
 } eprof_host;
 
+/* Batch limits an engine takes on GPUs of at least min_memory_bytes
+ * whose name lacks except_name (vLLM V1's get_batch_defaults: 1024
+ * sequences and an 8192-token budget on 70 GiB or more, A100 aside).
+ * min_memory_bytes 0: none. */
+typedef struct eprof_large {
+    double min_memory_bytes;
+    char except_name[32];
+    int max_num_seqs, max_batched_tokens;
+} eprof_large;
+
 typedef struct eprof {
     char name[64], display[160], version[160];
     char source[4096];
@@ -70,6 +80,7 @@ typedef struct eprof {
                                   once per query head, not per KV head
                                   (no GQA grouping) */
     eprof_host host;
+    eprof_large large; /* other batch limits on large GPUs */
 } eprof;
 
 struct serve_params;
@@ -78,5 +89,9 @@ struct serve_params;
  * (p, from the settings table: vLLM V1's), no host cost, nothing else of
  * an engine's. */
 eprof eprof_defaults(const struct serve_params *p);
+
+/* Whether the engine takes its large-GPU batch limits on a GPU of
+ * memory_bytes named name. */
+bool eprof_is_large(const eprof *e, const char *name, double memory_bytes);
 
 #endif

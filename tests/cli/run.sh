@@ -759,6 +759,16 @@ has 'KV fp8'
 run 0 serve-engine-flag-wins -- $SV --engine trtllm-0.x --arrival offline --prompt-len 512 --output-len 64 --requests 16 --admission chunk --block-size 16
 has 'admission chunk'
 has 'KV blocks of 16 tokens'
+# vLLM V1's batch limits follow the GPU: 1024 sequences and 8192 tokens on
+# 70 GiB or more, A100 aside (256 and 2048); a flag still wins
+run 0 serve-engine-large-gpu -- $SV --engine vllm-v1 --arrival offline --prompt-len 64 --output-len 8 --requests 4
+has '8192-token budget), max 1024 sequences'
+run 0 serve-engine-a100-limits -- serve --model llama-2-7b --cluster dgx-a100 --gpus 1 --engine vllm-v1 \
+    --arrival offline --prompt-len 64 --output-len 8 --requests 4
+has '2048-token budget), max 256 sequences'
+run 0 serve-engine-large-gpu-flag -- $SV --engine vllm-v1 --arrival offline --prompt-len 64 --output-len 8 \
+    --requests 4 --max-num-seqs 300
+has 'max 300 sequences'
 run 1 serve-over-context -- serve --model llama-2-7b --cluster dgx-h100 --gpus 1 --rate 1 --prompt-len 4000 --output-len 200 --requests 2
 has 'request 1: 4000 prompt \+ 200 output tokens exceed the 4096-token context'
 run 0 serve-closed-loop -- $SV --concurrency 4 --prompt-len 256 --output-len 32 --requests 20 --json
@@ -1190,6 +1200,8 @@ corpus engine-bad-value "$B/engine-bad-value.cfg:7: admission: unknown value \"g
     $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-bad-value.cfg --csv "$O.csv"
 corpus engine-steps-zero "$B/engine-steps-zero.cfg:7: steps: 0 is out of range \(expected an integer 1\.\.1024\)" \
     $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-steps-zero.cfg --csv "$O.csv"
+corpus engine-large-gpu-partial "$B/engine-large-gpu-partial.cfg:8: except_name: missing \(expected a quoted string\)" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-large-gpu-partial.cfg --csv "$O.csv"
 corpus serve-scheduler-steps-zero "--scheduler-steps: 0 is out of range" \
     $SV --rate 1 --prompt-len 100 --output-len 10 --scheduler-steps 0 --csv "$O.csv"
 corpus serve-dtype-unknown "--dtype: unknown value \"fp5\" .*expected one of fp16\|bf16\|fp8\|int8\|int4\|fp4" \
