@@ -9,6 +9,7 @@
 
 #include "base/check.h"
 #include "engine/engine.h"
+#include "serve/runs.h"
 #include "serve/infer.h"
 #include "mem/mem.h"
 #include "hw/net.h"
@@ -105,9 +106,8 @@ typedef struct sim {
      * at once (an offline batch, a closed loop's first wave) */
     int *arrived, narrived;
     bool kick_pending;
-    /* samples */
-    float *itl;
-    long nitl, capitl;
+    /* samples: inter-token gaps in ticks, as runs (serve/runs.h) */
+    runs itl;
     double kv_next_t, kv_dt_sample;
     serve_result *res;
     const serve_events *ev; /* NULL: nobody listens */
@@ -816,23 +816,14 @@ static void try_schedule(sim *S, inst *I)
 static void record_token(sim *S, req *q, int64_t now)
 {
     q->generated++;
-    if (q->generated == 1) {
+    if (q->generated == 1)
         q->t_first = now;
-    } else {
-        if (S->nitl == S->capitl) {
-            long cap = S->capitl ? 2 * S->capitl : 1 << 16;
-            float *v = realloc(S->itl, sizeof *v * (size_t)cap);
-            if (!v) {
-                S->failed = 1;
-                err_set(S->e, "out of memory for inter-token latencies");
-                engine_stop(S->eng);
-                return;
-            }
-            S->itl = v;
-            S->capitl = cap;
+    else
+        if (runs_add(&S->itl, now - q->t_last)) {
+            S->failed = 1;
+            err_set(S->e, "out of memory for inter-token latencies");
+            engine_stop(S->eng);
         }
-        S->itl[S->nitl++] = (float)sec(now - q->t_last);
-    }
     q->t_last = now;
 }
 
@@ -1368,7 +1359,7 @@ static void sim_free(sim *S)
     free(S->arrived);
     free(S->inst);
     free(S->r);
-    free(S->itl);
+    runs_free(&S->itl);
     free(S->kv_move);
     infer_destroy(S->x[0]);
     infer_destroy(S->x[1]);
@@ -1391,6 +1382,13 @@ static void dist(double *v, int n, serve_dist *d)
     d->p50 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.50);
     d->p90 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.90);
     d->p99 = gsl_stats_quantile_from_sorted_data(v, 1, (size_t)n, 0.99);
+}
+
+/* A gap in ticks as the seconds it reports: a float, as the samples were
+ * once stored, so that the figures stay those of earlier releases. */
+static double gap_s(int64_t ticks)
+{
+    return (float)sec(ticks);
 }
 
 static int request_stats(sim *S, serve_result *r)
@@ -1441,13 +1439,11 @@ static int request_stats(sim *S, serve_result *r)
     dist(e2e, ne, &r->e2e);
     dist(mv, nm, &r->kv_transfer_s);
     free(a);
-    double *itl = malloc(sizeof(double) * (size_t)(S->nitl > 0 ? S->nitl : 1));
-    if (!itl)
-        return err_set(S->e, "out of memory");
-    for (long i = 0; i < S->nitl; i++)
-        itl[i] = S->itl[i];
-    dist(itl, (int)S->nitl, &r->itl);
-    free(itl);
+    r->itl = (serve_dist){.n = S->itl.samples,
+                          .mean = runs_mean(&S->itl, gap_s),
+                          .p50 = runs_quantile(&S->itl, 0.50, gap_s),
+                          .p90 = runs_quantile(&S->itl, 0.90, gap_s),
+                          .p99 = runs_quantile(&S->itl, 0.99, gap_s)};
     return 0;
 }
 

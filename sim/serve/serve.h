@@ -135,7 +135,7 @@ typedef struct serve_input {
 
 typedef struct serve_dist {
     double mean, p50, p90, p99;
-    int n;
+    int64_t n;
 } serve_dist;
 
 #define SERVE_TOP_LINKS (2 * LINK_KIND_COUNT) /* two per kind */
