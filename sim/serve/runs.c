@@ -33,7 +33,7 @@ static int by_value(const void *a, const void *b)
 
 void runs_sort(runs *r)
 {
-    if (r->sorted)
+    if (r->sorted || r->n == 0) /* qsort takes no null array */
         return;
     qsort(r->v, (size_t)r->n, sizeof *r->v, by_value);
     int64_t k = 0;
