@@ -44,6 +44,7 @@ static void check_against_gsl(unsigned long seed, int n, int distinct)
         assert_true(runs_quantile(&r, f[k], as_ms) ==
                     gsl_stats_quantile_from_sorted_data(all, 1, (size_t)n, f[k]));
     assert_true(r.n <= distinct); /* sorted and merged */
+    assert_true(runs_exact(&r));
     runs_free(&r);
     free(all);
     gsl_rng_free(g);
@@ -55,6 +56,55 @@ static void test_runs_exact(void **state)
     check_against_gsl(1, 200000, 500);
     check_against_gsl(2, 99991, 3);
     check_against_gsl(3, 4097, 4000);
+}
+
+/* Samples that never repeat (a lightly loaded engine): past max_runs the
+ * set is a histogram, each quantile within RUNS_REL_ERR of the exact one
+ * and the mean exact; its memory no longer grows. */
+static void test_runs_histogram(void **state)
+{
+    (void)state;
+    gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(g, 7);
+    const int n = 300000;
+    double *all = malloc(sizeof *all * (size_t)n);
+    assert_non_null(all);
+    runs r = {.max_runs = 1000};
+    long double sum = 0;
+    for (int i = 0; i < n; i++) {
+        /* 5-60 ms in ns, log-uniform, with a tail to 2 s */
+        double ms = 5 * exp(gsl_rng_uniform(g) * log(12.0));
+        if (gsl_rng_uniform(g) < 0.01)
+            ms *= 33;
+        int64_t v = (int64_t)(ms * 1e6);
+        assert_int_equal(runs_add(&r, v), 0);
+        all[i] = as_ms(v);
+        sum += as_ms(v);
+    }
+    assert_false(runs_exact(&r));
+    assert_null(r.v);
+    gsl_sort(all, 1, (size_t)n);
+    const double f[] = {0, 0.001, 0.5, 0.9, 0.99, 0.999, 1};
+    for (size_t k = 0; k < sizeof f / sizeof *f; k++) {
+        double exact = gsl_stats_quantile_from_sorted_data(all, 1, (size_t)n, f[k]);
+        double got = runs_quantile(&r, f[k], as_ms);
+        assert_true(fabs(got / exact - 1) <= RUNS_REL_ERR + 1e-6);
+    }
+    assert_true(fabs(runs_mean(&r, as_ms) / (double)(sum / n) - 1) < 1e-6);
+    /* the ends of one bucket (2441 x 4096 ns and 4,095 ns more, about
+     * 10 ms) report its midpoint, within the bound of each */
+    runs h = {.max_runs = 1};
+    assert_int_equal(runs_add(&h, 9998336), 0);
+    assert_int_equal(runs_add(&h, 9998336 + 4095), 0);
+    assert_false(runs_exact(&h));
+    double lo = runs_quantile(&h, 0, as_ms), hi = runs_quantile(&h, 1, as_ms);
+    assert_true(lo == hi);
+    assert_true(fabs(lo / as_ms(9998336) - 1) <= RUNS_REL_ERR);
+    assert_true(fabs(hi / as_ms(9998336 + 4095) - 1) <= RUNS_REL_ERR);
+    runs_free(&h);
+    runs_free(&r);
+    free(all);
+    gsl_rng_free(g);
 }
 
 /* adding after the statistics re-sorts; an empty set and one sample */
@@ -80,6 +130,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_runs_exact),
+        cmocka_unit_test(test_runs_histogram),
         cmocka_unit_test(test_runs_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
