@@ -50,6 +50,8 @@ typedef struct phase {
     bool ring;
     int64_t hop_ns;
     int64_t fill_ns; /* a pipeline's start-up, waited before its first step */
+    int lmin, lmax;  /* a pipeline's edge levels: every edge carries a
+                        chunk at steps lmax .. lmin + K - 1 */
     bool nomem;     /* an edge could not be stored */
 } phase;
 
@@ -145,6 +147,14 @@ static void phase_hw(const run *r, phase *p)
     }
     p->hw = crosses ? HW_NET : nvlink ? HW_NVLINK : HW_PCI;
     p->ring = p->K == 0 && p->steps > 1 && p->ne > 0;
+    p->lmin = p->ne > 0 ? p->e[0].level : 0;
+    p->lmax = p->lmin;
+    for (int i = 1; i < p->ne; i++) {
+        if (p->e[i].level < p->lmin)
+            p->lmin = p->e[i].level;
+        if (p->e[i].level > p->lmax)
+            p->lmax = p->e[i].level;
+    }
     p->hop_ns = p->ne > 0 ? llround(hop_sum / p->ne) : 0;
 }
 
@@ -790,18 +800,24 @@ static void advance(engine *eng, void *ctx, uint64_t arg)
     engine_after(eng, step_delay(r, &r->ph[r->cur]), launch_step, r, 0);
 }
 
-/* On an otherwise idle network every step of a ring phase is the same
- * flows on the same links, so after two steps (the second shows the
- * steady per-step time, latency included) the rest take exactly as long
- * each: time jumps over them.  Only coll_time_alone allows it, and a test
- * checks it against the step-by-step run. */
+/* On an otherwise idle network the steps whose flows are the same -- all
+ * of a ring phase's, and a pipeline's between its fill and its drain,
+ * where every edge carries a chunk -- take the same time: after two of
+ * them (the second shows the steady per-step time, latency included) time
+ * jumps over the rest.  Only coll_time_alone allows it, and a test checks
+ * it against the step-by-step run for every algorithm. */
 static bool skip_ahead(engine *eng, run *r)
 {
     const phase *p = &r->ph[r->cur];
-    if (!r->fast || p->K != 0 || r->step != 1 || p->steps <= 2)
+    if (!r->fast || p->ne == 0)
+        return false;
+    /* the first and last steps of the run of identical steps */
+    int first = p->K == 0 ? 0 : p->lmax;
+    int last = p->K == 0 ? p->steps - 1 : p->lmin + p->K - 1;
+    if (r->step != first + 1 || last - r->step < 1)
         return false;
     int64_t per = engine_now(eng) - r->step_begin_ns;
-    int rest = p->steps - 2;
+    int rest = last - r->step;
 #ifdef LLMSIM_CHECK
     /* the skipped steps stand for their flows: every edge, every step */
     r->sent_bytes += (double)rest * p->ne * p->bytes;
