@@ -244,8 +244,10 @@ static void bench_serve(const char *what, const char *trace, int tp,
     topo_destroy(t);
 }
 
-/* ./llmsim ARGS... in a child; prints its wall time and peak memory. */
-static void bench_rss(const char *what, char *const argv[])
+/* ./llmsim ARGS... in a child; prints its wall time and peak memory and
+ * returns them (wall < 0: it failed). */
+static double bench_rss_of(const char *what, char *const argv[],
+                           double *mib)
 {
     fflush(stdout);
     double t0 = now_s();
@@ -261,14 +263,38 @@ static void bench_rss(const char *what, char *const argv[])
     struct rusage ru;
     if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) {
         printf("%-58s could not run ./llmsim\n", what);
-        return;
+        return -1;
     }
     double dt = now_s() - t0;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    *mib = ru.ru_maxrss / 1024.0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         printf("%-58s failed (status %d)\n", what, status);
+        return -1;
+    }
+    printf("%-58s %8.3f s wall, %7.1f MiB peak memory", what, dt, *mib);
+    return dt;
+}
+
+static void bench_rss(const char *what, char *const argv[])
+{
+    double mib;
+    if (bench_rss_of(what, argv, &mib) >= 0)
+        printf("\n");
+}
+
+/* bench_rss beside a goal of issue 19 (goal_mib 0: time only) */
+static void bench_goal(const char *what, char *const argv[], double goal_s,
+                       double goal_mib)
+{
+    double mib, dt = bench_rss_of(what, argv, &mib);
+    if (dt < 0)
+        return;
+    bool met = dt < goal_s && (goal_mib <= 0 || mib < goal_mib);
+    if (goal_mib > 0)
+        printf("; goal < %g s, < %g MiB: %s\n", goal_s, goal_mib,
+               met ? "met" : "missed");
     else
-        printf("%-58s %8.3f s wall, %7.1f MiB peak memory\n", what, dt,
-               ru.ru_maxrss / 1024.0);
+        printf("; goal < %g s: %s\n", goal_s, met ? "met" : "missed");
 }
 
 static void bench_ready(void)
@@ -287,10 +313,23 @@ static void bench_ready(void)
                        "configs/compare-8xa100-vs-4xh100.cfg", NULL};
     bench_rss("ready: train GPT-3 175B, 1,024 A100, --full", gpt3);
     bench_rss("ready: train Llama-3 70B, 64 H100", l70);
-    bench_rss("ready: serve Llama-2 70B, Azure conv. trace, 8 H100", serve);
+    bench_goal("ready: serve Llama-2 70B, Azure conv. trace, 8 H100", serve,
+               0.5, 0);
     bench_rss("ready: serve disaggregated, 2 DGX H100", disagg);
     bench_rss("ready: search GPT-3 175B on 1,024 A100 (largest)", search);
     bench_rss("ready: compare 8 x A100 vs 4 x H100 (make demo)", compare);
+    char *autoar[] = {"llmsim", "collective", "--cluster", "dgx-a100",
+                      "--nodes", "128", "--gpus", "1024", "--op",
+                      "all_reduce", "-b", "1G", "-e", "1G", NULL};
+    char *million[] = {"llmsim", "serve", "--model", "llama-2-7b",
+                       "--cluster", "dgx-h100", "--gpus", "1", "--tp", "1",
+                       "--rate", "50", "--requests", "1000000",
+                       "--prompt-len", "100", "--output-len", "100",
+                       "--force", NULL};
+    bench_goal("collective: 1 GiB all-reduce, --algo auto, 1,024 A100", autoar,
+               0.1, 0);
+    bench_goal("serve: 1,000,000 requests of 100 + 100 tokens, 1 H100",
+               million, 15, 300);
 }
 
 int main(void)
