@@ -36,25 +36,30 @@ static int64_t bucket_mid(int64_t i)
 
 bool runs_exact(const runs *r) { return r->hist == NULL; }
 
-/* Move every run into the histogram and drop the runs. */
+/* Move every run into the histogram, and their sum into r->sum (kept from
+ * here on), and drop the runs. */
 static int to_histogram(runs *r)
 {
     r->hist = calloc((size_t)NBUCKETS, sizeof *r->hist);
     if (!r->hist)
         return -1;
-    for (int64_t i = 0; i < r->n; i++)
+    for (int64_t i = 0; i < r->n; i++) {
         r->hist[bucket_of(r->v[i].value)] += r->v[i].count;
+        r->sum += (long double)r->v[i].value * r->v[i].count;
+    }
     free(r->v);
     r->v = NULL;
     r->n = r->cap = 0;
     return 0;
 }
 
+/* A new run of one; a full set of runs becomes the histogram instead
+ * (the value is then not stored here). */
 static int add_run(runs *r, int64_t value)
 {
     int64_t max = r->max_runs > 0 ? r->max_runs : RUNS_MAX_RUNS_DEFAULT;
     if (r->n == max)
-        return to_histogram(r) ? -1 : 1;
+        return to_histogram(r);
     if (r->n == r->cap) {
         int64_t cap = r->cap ? 2 * r->cap : 1 << 12;
         if (cap > max)
@@ -74,19 +79,17 @@ int runs_add(runs *r, int64_t value)
 {
     if (value < 0)
         value = 0;
-    if (!r->hist && r->n > 0 && r->v[r->n - 1].value == value) {
-        r->v[r->n - 1].count++;
-    } else if (!r->hist) {
-        int rc = add_run(r, value);
-        if (rc < 0)
+    if (!r->hist) {
+        if (r->n > 0 && r->v[r->n - 1].value == value)
+            r->v[r->n - 1].count++;
+        else if (add_run(r, value))
             return -1;
-        if (rc > 0)
-            r->hist[bucket_of(value)]++;
-    } else {
+    }
+    if (r->hist) {
         r->hist[bucket_of(value)]++;
+        r->sum += value;
     }
     r->samples++;
-    r->sum += value;
     return 0;
 }
 

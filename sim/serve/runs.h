@@ -37,7 +37,7 @@ typedef struct runs {
     int64_t n, cap;   /* runs held, and room */
     int64_t max_runs; /* runs before the histogram (0: the default) */
     int64_t samples;
-    long double sum;  /* of the samples, for the histogram's mean */
+    long double sum;  /* of the samples, once in the histogram (its mean) */
     int64_t *hist;    /* bucket counts, once the runs overflowed */
     bool sorted;
 } runs;

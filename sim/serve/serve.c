@@ -818,12 +818,11 @@ static void record_token(sim *S, req *q, int64_t now)
     q->generated++;
     if (q->generated == 1)
         q->t_first = now;
-    else
-        if (runs_add(&S->itl, now - q->t_last)) {
-            S->failed = 1;
-            err_set(S->e, "out of memory for inter-token latencies");
-            engine_stop(S->eng);
-        }
+    else if (runs_add(&S->itl, now - q->t_last)) {
+        S->failed = 1;
+        err_set(S->e, "out of memory for inter-token latencies");
+        engine_stop(S->eng);
+    }
     q->t_last = now;
 }
 
