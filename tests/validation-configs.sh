@@ -48,6 +48,7 @@ cat >>"$keys" <<'EOF'
 --fsdp-fp8-allgather	parallel.fsdp_fp8_allgather	bool
 --fp8-attention	parallel.fp8_attention	bool
 --force	-	cmd
+--allow-oom	-	cmd
 EOF
 
 # the roles by the rule, against the table

@@ -7,7 +7,7 @@
 static const char usage[] =
     "usage: llmsim train EXPERIMENT.cfg [--set KEY=VALUE ...] [settings]\n"
     "           [--full] [--trace FILE.json] [--timeline FILE.csv] [--json]\n"
-    "           [--force]\n"
+    "           [--force] [--allow-oom]\n"
     "       llmsim train --model M --cluster C --tp N --pp N --dp N ...\n\n"
     "Simulates one training step: every pipeline stage runs Megatron-LM's\n"
     "microbatch order (GPipe, 1F1B or interleaved 1F1B) on its compute\n"
@@ -38,17 +38,22 @@ static const char usage[] =
     "A plan the simulator could not finish in 2 minutes or 8 GiB (an\n"
     "estimate from the schedule's and the collectives' event counts, made\n"
     "before anything is built) is refused; --force runs it anyway.\n\n"
+    "A plan whose memory peak exceeds the GPU's memory is reported with\n"
+    "DOES NOT FIT first (JSON: fits false) and exits 2, the status `memory`\n"
+    "and `search` give when nothing fits; --allow-oom exits 0 instead (the\n"
+    "figures are then for a GPU with enough memory).\n\n"
     "JSON keys: step_time_s, tokens_per_s, model_tflops_per_gpu,\n"
     "hw_tflops_per_gpu, mfu, memory_peak_bytes, bubble_fraction, gpu_util,\n"
     "exposed_comm_s {tp, pp, dp, cp, ep}, interference {extra_s, comm_sms,\n"
     "hbm_fraction, slowdown}, busiest_links [{src, dst, kind, bytes,\n"
     "utilization, bytes_by_kind}].\n";
 
-enum { T_TRACE = 1, T_TIMELINE, T_JSON, T_FULL, T_FORCE };
+enum { T_TRACE = 1, T_TIMELINE, T_JSON, T_FULL, T_FORCE, T_ALLOW_OOM };
 
 typedef struct topts {
     const char *trace, *timeline;
     int json;
+    bool allow_oom; /* a plan that does not fit exits 0 */
     exp_run_opts run;
 } topts;
 
@@ -62,6 +67,7 @@ static int parse_one(void *ctx, int id, const char *v, llm_err *e)
     case T_JSON: o->json = 1; return 0;
     case T_FULL: o->run.full = true; return 0;
     case T_FORCE: o->run.force = true; return 0;
+    case T_ALLOW_OOM: o->allow_oom = true; return 0;
     }
     return -1;
 }
@@ -69,7 +75,7 @@ static int parse_one(void *ctx, int id, const char *v, llm_err *e)
 static const struct option opts[] = {
     {"trace", 1, 0, T_TRACE}, {"timeline", 1, 0, T_TIMELINE},
     {"json", 0, 0, T_JSON}, {"full", 0, 0, T_FULL}, {"force", 0, 0, T_FORCE},
-    {0, 0, 0, 0},
+    {"allow-oom", 0, 0, T_ALLOW_OOM}, {0, 0, 0, 0},
 };
 
 /* The outputs asked for, after the run: the trace and timeline files,
@@ -103,6 +109,14 @@ static int run(int argc, char **argv, llm_err *e)
     if (exp_train_run(&x, &o.run, cfg_loader(), &out, e))
         return EXIT_BAD_INPUT;
     int rc = report(&o, &out, e) ? EXIT_BAD_INPUT : EXIT_OK;
+    if (rc == EXIT_OK && !exp_train_fits(&out) && !o.allow_oom) {
+        /* main prints bad input only: this is the other kind */
+        fprintf(stderr, "llmsim train: the plan does not fit: %.2f GiB per "
+                        "GPU of %.1f (exit status 2; --allow-oom accepts it)\n",
+                out.r.memory_peak_bytes / (1024.0 * 1024 * 1024),
+                out.env.t->gpu->memory_bytes / (1024.0 * 1024 * 1024));
+        rc = EXIT_NO_FIT;
+    }
     exp_train_out_free(&out);
     return rc;
 }

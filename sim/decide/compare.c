@@ -109,6 +109,15 @@ static int run_training(const exp_compare *f, const exp_train *x0,
     }
     if (exp_train_run(&x, NULL, ld, &o->train, e))
         return -1;
+    if (!exp_train_fits(&o->train)) {
+        /* a plan that does not fit is no result to compare */
+        const gpu_spec *g = o->train.env.t->gpu;
+        err_set(e, "the plan does not fit: %.1f GiB per GPU of %.1f",
+                o->train.r.memory_peak_bytes / (1024.0 * 1024 * 1024),
+                g->memory_bytes / (1024.0 * 1024 * 1024));
+        exp_train_out_free(&o->train);
+        return -1;
+    }
     o->trained = true;
     search_plan_name(&o->train.plan, o->train_plan, sizeof o->train_plan);
     return 0;

@@ -282,6 +282,12 @@ fail:
     return -1;
 }
 
+bool exp_train_fits(const exp_train_out *o)
+{
+    const gpu_spec *g = o->env.t ? o->env.t->gpu : NULL;
+    return !g || o->r.memory_peak_bytes <= g->memory_bytes;
+}
+
 void exp_train_out_free(exp_train_out *out)
 {
     train_record_free(&out->rec);

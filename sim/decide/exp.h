@@ -218,6 +218,12 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
                   const exp_loader *ld, exp_train_out *out, llm_err *e);
 void exp_train_out_free(exp_train_out *out);
 
+/* Whether the step's memory peak fits in one GPU's memory (true when the
+ * cluster names no GPU).  A plan that does not is not a result: `train`
+ * exits with the memory-check status unless told to accept it, compare
+ * and bench say so instead of a figure. */
+bool exp_train_fits(const exp_train_out *o);
+
 /* A plan's dp filled from the cluster (dp 0) and its global batch from
  * microbatches (M > 0), on a cluster of `have` GPUs. */
 int exp_train_fill(plan_train *p, const char *cluster, int have,

@@ -337,8 +337,11 @@ int search_train(const train_input *base, const plan_train *tmpl,
     w.limit = k;
     if (par_run(jobs, next_index, simulate_job, simulate_done, &w, e))
         goto fail;
+    /* the schedule's own peak decides too: a plan whose simulated step
+     * outgrows the memory the formula gave it is no result */
     for (int i = 0; i < k; i++)
-        if (w.sim_ok[i]) {
+        if (w.sim_ok[i] &&
+            w.sim[i].memory_peak_bytes <= base->gpu->memory_bytes) {
             search_plan *sp = &out->ranked[out->nranked++];
             sp->plan = w.fit.c[i].plan;
             sp->estimate_s = w.fit.c[i].est;

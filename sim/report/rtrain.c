@@ -73,6 +73,13 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
     const topo *t = o->env.t;
     const plan_train *p = &o->plan;
     const train_result *r = &o->r;
+    if (!exp_train_fits(o))
+        fprintf(fp, "DOES NOT FIT: the memory peak, %.2f GiB per GPU on stage "
+                    "%d, exceeds the %s's %.1f GiB; the figures below are for "
+                    "a GPU with enough memory (`llmsim memory --train` lists "
+                    "remedies)\n\n",
+                r->memory_peak_bytes / GiB, r->memory.stage, t->gpu->name,
+                t->gpu->memory_bytes / GiB);
     fprintf(fp, "%s on %s (%d of %d GPUs, %s): tp %d, pp %d, dp %d, cp %d, ep %d%s\n",
            m->display, t->name, plan_train_gpus(p), t->ngpu,
            t->gpu ? t->gpu->name : "?", p->tp, p->pp, p->dp, p->cp, p->ep,
@@ -146,9 +153,7 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
     fprintf(fp, "  memory peak        %10.2f GiB per GPU on stage %d (of %.1f)%s\n",
            r->memory_peak_bytes / GiB, r->memory.stage,
            t->gpu ? t->gpu->memory_bytes / GiB : 0,
-           t->gpu && r->memory_peak_bytes > t->gpu->memory_bytes
-               ? "  DOES NOT FIT: see `llmsim memory --train` for remedies"
-               : "");
+           exp_train_fits(o) ? "" : "  DOES NOT FIT");
     const mem_result *mr = &r->memory;
     fprintf(fp, "                     weights %.2f, gradients %.2f, optimizer %.2f, "
            "activations %.2f, overheads %.2f GiB\n",
@@ -185,8 +190,7 @@ json_t *rtrain_json(const exp_train_out *o)
                         json_real(o->r.tensor_load_16bit));
     json_object_set_new(load, "tensor_fp8", json_real(o->r.tensor_load_fp8));
     json_object_set_new(j, "training_load", load);
-    json_object_set_new(j, "fits", json_boolean(!t->gpu || r->memory_peak_bytes <=
-                                                              t->gpu->memory_bytes));
+    json_object_set_new(j, "fits", json_boolean(exp_train_fits(o)));
     json_object_set_new(j, "step_time_s", json_real(r->step_s));
     json_object_set_new(j, "tokens_per_s", json_real(r->tokens_per_s));
     json_object_set_new(j, "samples_per_s", json_real(r->samples_per_s));

@@ -178,6 +178,11 @@ static void bench_train(const char *what, const char *model_name,
         printf("%-58s %8.3f s wall, %ld plans, %ld fit, best %.2f s "
                "(%d cores)\n", what, dt, sr.enumerated, sr.fitted,
                sr.nranked ? sr.ranked[0].r.step_s : 0.0, par_cpus());
+    else if (r.memory_peak_bytes > t->gpu->memory_bytes) /* no result */
+        printf("%-58s %8.3f s wall, %9llu events; DOES NOT FIT (%.1f of "
+               "%.1f GiB)\n", what, dt, (unsigned long long)r.events,
+               r.memory_peak_bytes / 1073741824.0,
+               t->gpu->memory_bytes / 1073741824.0);
     else
         printf("%-58s %8.3f s wall, %9llu events; step %.2f s, MFU %.1f%%\n",
                what, dt, (unsigned long long)r.events, r.step_s, 100 * r.mfu);
@@ -370,15 +375,22 @@ int main(void)
     p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 14, p.dp = 144, p.sp = true, p.global_batch = 2016;
     p.seq_len = 8192, p.schedule = SCHED_INTERLEAVED, p.vpp = 3;
-    p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
+    p.recompute = RECOMPUTE_SELECTIVE, p.zero = 2; /* ZeRO-1: 81.9 GiB */
     bench_train("train: Llama-3.1 405B, 16,128 H100 (TP 8, PP 14 x 3, DP 144)",
                 "llama-3.1-405b", "dgx-h100", 2016, p, 0, &cat);
+    /* Meta's plan (Llama 3 paper, Table 4): 126 layers in 16 stages, one
+     * fewer on the first and the last (derived), FSDP without resharding */
+    p = exp_plan_train_defaults();
+    p.tp = 8, p.pp = 16, p.dp = 128, p.sp = true, p.global_batch = 2048;
+    p.seq_len = 8192, p.recompute = RECOMPUTE_NONE, p.zero = 2;
+    bench_train("train: Llama-3.1 405B as Meta ran it, 16,384 H100 (PP 16)",
+                "llama-3.1-405b", "dgx-h100", 2048, p, 0, &cat);
     /* all 16,384: 126 layers split evenly only in 1, 2, 3, 6, 7, ...
      * stages, so context parallelism takes the other factor of two */
     p = exp_plan_train_defaults();
     p.tp = 8, p.cp = 2, p.pp = 2, p.dp = 512, p.sp = true;
     p.global_batch = 2048, p.seq_len = 8192;
-    p.recompute = RECOMPUTE_SELECTIVE, p.zero = 1;
+    p.recompute = RECOMPUTE_FULL, p.zero = 2; /* selective, ZeRO-1: 133 GiB */
     bench_train("train: Llama-3.1 405B, 16,384 H100 (TP 8, CP 2, PP 2, DP 512)",
                 "llama-3.1-405b", "dgx-h100", 2048, p, 0, &cat);
     p = exp_plan_train_defaults();

@@ -159,7 +159,7 @@ run 1 recompute-every-set -- train --model llama-2-7b --cluster dgx-h100 --dp 8 
     --set parallel.recompute=every:64
 has '^llmsim train: --set parallel.recompute: every:64: llama-2-7b has 32 layers'
 run 0 recompute-every-json -- train --model llama-2-7b --cluster dgx-h100 --dp 8 \
-    --recompute every:2 --cross-entropy eager --json
+    --recompute every:2 --cross-entropy eager --json --allow-oom
 has '"recompute": "every:2"'
 has '"cross_entropy": "eager"'
 run 1 bad-cross-entropy -- memory --model llama-2-7b --gpu h100-sxm --train --cross-entropy liger
@@ -523,7 +523,7 @@ quiet
 # uneven pipelines: Llama 3.1 405B's 126 layers in 16 stages (7, 8 x 14,
 # 7, derived), a list in a file, --layers-per-stage, and lists refused
 run 0 train-uneven-derived -- train --model llama-3.1-405b --cluster dgx-h100 --nodes 16 \
-    --tp 8 --pp 16 --dp 1 --global-batch 16 --seq-len 8192 --recompute full --json
+    --tp 8 --pp 16 --dp 1 --global-batch 16 --seq-len 8192 --recompute full --json --allow-oom
 has '"pp": 16'
 cat >"$tmp/uneven.cfg" <<'EOF_'
 model = "llama-2-7b";
@@ -571,8 +571,8 @@ e=$(tt_step) ; k=$(tt_step --compile)
 f=$(tt_step --compile --precision fp8) ; g=$(tt_step --compile --precision fp8 --fsdp-fp8-allgather)
 cur=train-compile-faster
 if awk -v a="$e" -v b="$k" -v f="$f" -v g="$g" 'BEGIN { exit !(b > 0 && b < a && g > 0 && g <= f) }'; then ok; else bad "eager $e compiled $k fp8 $f fp8-allgather $g"; fi
-a=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --json | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
-b=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --tp-overlap --json | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
+a=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --json --allow-oom | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
+b=$($L train --model llama-2-70b --cluster dgx-h100 --tp 8 --dp 1 --sp --global-batch 8 --tp-overlap --json --allow-oom | sed -n '/"exposed_comm_s"/,/}/s/^    "tp": \([0-9.e+-]*\).*/\1/p')
 cur=train-tp-overlap-hides
 if awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b < a) }'; then ok; else bad "exposed TP $a s, with overlap $b s"; fi
 # gradient buckets: Megatron-Core's max(40M, 1M x dp) parameters of
@@ -665,13 +665,23 @@ run 1 train-input-typo -- train tests/bad/train-input-typo.cfg
 has 'train-input-typo.cfg:6: input.worker: unknown key \(did you mean "input.workers"\?\)'
 quiet
 run 0 train-moe-imbalance -- train --model mixtral-8x7b --cluster dgx-h100 --dp 8 --ep 8 \
-    --global-batch 8 --seq-len 4096 --zero 1 --moe-imbalance 1.5 --json
+    --global-batch 8 --seq-len 4096 --zero 1 --moe-imbalance 1.5 --json --allow-oom
 has '"ep": [0-9]'
 run 1 train-moe-imbalance-low -- train --model mixtral-8x7b --cluster dgx-h100 --dp 8 --ep 8 \
     --global-batch 8 --moe-imbalance 0.5
 has 'moe-imbalance'
-run 0 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
-has 'DOES NOT FIT'
+# a plan that does not fit is not a result: exit 2 and the report says so
+# first (7B with ZeRO-0, no recompute: ~115 GiB of 79.7)
+run 2 train-oom -- train --model llama-2-7b --cluster dgx-h100 --dp 8
+if head -1 "$tmp/out" | grep -q '^DOES NOT FIT: the memory peak, 1[0-9][0-9]\.[0-9][0-9] GiB per GPU on stage 0, exceeds the h100-sxm.s 79\.7 GiB'; then ok; else bad "the first line does not say it does not fit"; fi
+has 'llmsim train: the plan does not fit: .* \(exit status 2; --allow-oom accepts it\)'
+run 2 train-oom-json -- train --model llama-2-7b --cluster dgx-h100 --dp 8 --json
+has '"fits": false'
+run 0 train-oom-allowed -- train --model llama-2-7b --cluster dgx-h100 --dp 8 --allow-oom
+has '^DOES NOT FIT'
+has 'memory peak .*DOES NOT FIT'
+run 0 train-oom-fits -- train --model llama-2-7b --cluster dgx-h100 --dp 8 --zero 3 --recompute full --allow-oom
+if grep -q 'DOES NOT FIT' "$tmp/out"; then bad "a plan that fits is marked"; else ok; fi
 # LoRA: the 70B fine-tune that full training cannot fit on 8 A100s
 run 0 train-lora -- train --model llama-2-70b --cluster dgx-a100 --tp 8 --pp 1 --dp 1 \
     --micro-batch 1 --global-batch 16 --seq-len 4096 --recompute full --lora-rank 16 --json
@@ -982,6 +992,19 @@ quiet
 run 0 compare-a100-h100 -- compare "$tmp/ah.cfg" --no-search --png "$tmp/ah.png"
 has 'Verdict: 4 x H100 gives'
 if head -c 4 "$tmp/ah.png" 2>/dev/null | grep -q PNG; then ok; else bad "no PNG written"; fi
+# a cluster whose plan does not fit gets no figures, and the verdict says why
+cat >"$tmp/oom.cfg" <<'CFG'
+description = "Llama-2-7B, TP 2 x PP 2 x DP 2 vs DP 8 with ZeRO-0";
+training = "configs/train-llama2-7b-8xh100.cfg";
+clusters = ( { name = "sharded"; cluster = "dgx-h100"; gpus = 8; },
+             { name = "replicated"; cluster = "dgx-h100"; gpus = 8;
+               set = ( "parallel.tp=1", "parallel.pp=1", "parallel.dp=8", "parallel.sp=false",
+                       "parallel.zero=0", "parallel.recompute=\"none\"" ); } );
+search = false;
+CFG
+run 0 compare-oom -- compare "$tmp/oom.cfg"
+has 'replicated +the plan does not fit: [0-9.]+ GiB per GPU of 79\.7'
+has 'Verdict: sharded is the only cluster that runs it'
 cat >"$tmp/one.cfg" <<'CFG'
 training = "configs/train-llama2-7b-8xh100.cfg";
 clusters = ( { name = "only"; cluster = "dgx-h100"; } );
@@ -1224,7 +1247,7 @@ corpus flags-burst-gamma "--burst 4 applies to burst arrivals" \
     $SV --rate 1 --prompt-len 100 --output-len 10 --arrival gamma --burst 4 --csv "$O.csv"
 # given later, one overrides the other: a flag over the file's global batch
 run 0 flag-overrides-file-batch -- train tests/bad/train-tp-not-dividing-heads.cfg \
-    --tp 1 --dp 8 --microbatches 4
+    --tp 1 --dp 8 --microbatches 4 --allow-oom
 has 'micro-batch 1 x 4 microbatches x dp 8 = 32 sequences'
 run 0 set-overrides-file-trace -- serve configs/serve-llama2-70b-8xh100.cfg --model llama-2-7b \
     --tp 1 --rate 2 --prompt-len 100 --output-len 10 --requests 20
