@@ -33,7 +33,10 @@ out=${REPORT:-validation-report.tsv}
 tmp=$(mktemp "$out.tmp.XXXXXX") || exit 1
 large=$(mktemp) || exit 1
 exp=$(mktemp) || exit 1
-trap 'rm -f "$tmp" "$large" "$exp"' EXIT
+# each training and serving case's error-model family and its ratio
+# measured / predicted (of time: a rate's is predicted / measured)
+fam=$(mktemp) || exit 1
+trap 'rm -f "$tmp" "$large" "$exp" "$fam"' EXIT
 printf 'suite\tcase\tmetric\tmeasured\tpredicted\terror_pct\tsource\n' >"$tmp"
 
 # row SUITE CASE METRIC MEASURED PREDICTED SOURCE: one report line, with
@@ -201,7 +204,16 @@ training() {
             pred=$(awk -v t="$step" 'BEGIN { printf "%.3f", t }')
         fi
         row "$suite" "$id" "$metric" "$measured" "$pred" "$source"
+        key=$(echo "$json" | sed -n '/^  "band": {/,/^  }/s/^    "key": "\(.*\)".*/\1/p')
+        family "$suite" "$id" "$role" "${key:-?}" "$measured" "$pred" "$([ "$metric" = step_s ] && echo time || echo rate)"
     done
+}
+
+# family SUITE ID ROLE KEY MEASURED PREDICTED time|rate: a line of $fam
+family() {
+    awk -v s="$1" -v c="$2" -v r="$3" -v k="$4" -v a="$5" -v p="$6" -v kind="$7" 'BEGIN {
+        if (p == "nan" || p <= 0 || a <= 0) exit
+        printf "%s\t%s\t%s\t%s\t%.6g\n", s, c, r, k, kind == "time" ? a / p : p / a }' >>"$fam"
 }
 
 serving() {
@@ -242,6 +254,15 @@ serving() {
                 printf "%.2f", x }')
         fi
         row "$suite" "$id" "$metric" "$measured" "$pred" "$source"
+        # the kind of figure (decide/band.h band_serve_kinds) from the metric
+        case "$metric" in
+        *ttft*) kind=ttft ;;
+        *tpot* | *itl*) kind=tpot ;;
+        e2e*) kind=e2e ;;
+        *) kind=throughput ;;
+        esac
+        family "$suite" "$id" "$role" "serving/$kind/$engine" "$measured" "$pred" \
+            "$([ "$kind" = throughput ] && echo rate || echo time)"
     done
 }
 
@@ -300,7 +321,7 @@ END {
 # training by stack and serving by engine, the fit cases apart from the
 # check cases (the role rule is in the headers of the suite files)
 roles=$(mktemp) || exit 1
-trap 'rm -f "$tmp" "$large" "$exp" "$roles"' EXIT
+trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam"' EXIT
 cat tests/validation/training.tsv tests/validation/serving.tsv >"$roles"
 for s in training serving; do
     awk -F'\t' -v suite="$s" "$(cat tests/validate-stats.awk)"'
@@ -401,6 +422,11 @@ END {
 }
 by_band kernel-ops tests/validation/kernel-ops.tsv "memory-bound kernels"
 by_band gemm-ops tests/validation/gemm-ops.tsv "GEMMs (Vidur, TP1)"
+# the error model: bands from the check cases, their coverage left out
+bands=calib/error-bands.tsv
+newbands=$(mktemp) || exit 1
+trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam" "$newbands"' EXIT
+awk -F'\t' -v table="$newbands" -f tests/validate-bands.awk "$fam"
 echo "report: $out"
 sh tests/validate-doc.sh "$out" "$doc" "$large" "$roles" || exit 2
 echo "page: $doc"
@@ -410,6 +436,13 @@ if [ "$update" = 1 ]; then
     # what the new baseline changes, for the commit message; then write it
     [ -r "$base" ] && sh tests/validate-compare.sh "$base" "$out"
     sh tests/validate-compare.sh -w "$base" "$out"
+    cp "$newbands" "$bands" && echo "bands: $bands written"
     exit
 fi
-sh tests/validate-compare.sh "$base" "$out"
+sh tests/validate-compare.sh "$base" "$out" || exit
+# the shipped error model is the one these predictions give
+if ! cmp -s "$newbands" "$bands"; then
+    echo "validate: $bands is stale: the bands of this model differ (sh tests/validate.sh --update rewrites it)" >&2
+    diff "$bands" "$newbands" | head -20 >&2
+    exit 1
+fi

@@ -106,6 +106,10 @@ int cfg_load_fit_gpus(const char *datadir, cfg_fit_gpu **out, int *n,
 int cfg_load_idle_w(const char *datadir, const gpu_spec *g, double *idle_w,
                     llm_err *e);
 
+/* The error model, <datadir>/calib/error-bands.tsv (decide/band.h;
+ * cfg_band.c): every row checked, out owned by the caller. */
+int cfg_load_bands(const char *datadir, band_table *out, llm_err *e);
+
 /* ---- experiments (cfg_exp.c) ---------------------------------------------- */
 
 /* Reads an experiment file of kind k into x (over its current values, so

@@ -289,6 +289,7 @@ static int ld_cluster(void *ctx, const char *cluster, int nodes,
         cfg_load_cost_calib(cfg_datadir(), &v->cat, v->t->gpu, &v->cc, e) ||
         cfg_load_coll_calib(cfg_datadir(), v->t, &v->kc, e) ||
         cfg_load_idle_w(cfg_datadir(), v->t->gpu, &v->idle_w, e) ||
+        cfg_load_bands(cfg_datadir(), &v->bands, e) ||
         cfg_load_overhead(cfg_datadir(), v->t->gpu, &v->ov, e))
         return -1;
     return 0;

@@ -190,6 +190,7 @@ void exp_env_free(exp_env *env)
     topo_destroy(env->t);
     env->t = NULL;
     gpu_catalog_free(&env->cat);
+    band_table_free(&env->bands);
 }
 
 /* ---- training ------------------------------------------------------------------ */
@@ -275,6 +276,10 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
     if (train_simulate(&in, &out->r, e))
         goto fail;
     out->power_w_per_gpu = train_power_w(&out->r, v->t->gpu, v->idle_w);
+    char key[BAND_KEY];
+    band_train_key(key, sizeof key, v->t->gpu->architecture, v->stack.name,
+                   &out->plan);
+    band_find(&v->bands, key, &out->band);
     return 0;
 fail:
     exp_blame(EXP_TRAIN, &x->h, e);
@@ -574,6 +579,11 @@ int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
     if (wl_summarize(req, nreq, &out->ws, e))
         goto fail;
     serve_source(x, out->source, sizeof out->source);
+    for (int k = 0; k < BAND_SERVE_KINDS; k++) {
+        char key[BAND_KEY];
+        band_serve_key(key, sizeof key, (band_serve_kind)k, v->engine.name);
+        band_find(&v->bands, key, &out->band[k]);
+    }
     return 0;
 fail:
     if (rc != EXP_NO_FIT)

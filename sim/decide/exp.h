@@ -13,6 +13,7 @@
 
 #include "coll/coll.h"
 #include "cost/cost.h"
+#include "decide/band.h"
 #include "decide/econ.h"
 #include "decide/settings.h"
 #include "hw/gpu.h"
@@ -164,6 +165,7 @@ typedef struct exp_env {
     double idle_w;   /* the cluster GPU's idle power */
     stack_spec stack; /* training: the framework's profile */
     eprof engine;     /* serving: the engine's profile */
+    band_table bands; /* the error model (owned) */
 } exp_env;
 
 /* Implemented by the layer that reads files (cfg_loader in cfg.h). */
@@ -212,6 +214,7 @@ typedef struct exp_train_out {
     train_result r;
     train_record rec;  /* opts.record */
     double power_w_per_gpu; /* idle + dynamic range x utilization */
+    band_est band;       /* the step time's error band (a time: x ratio) */
 } exp_train_out;
 
 int exp_train_run(const exp_train *x, const exp_run_opts *o,
@@ -237,6 +240,7 @@ typedef struct exp_serve_out {
     wl_summary ws;     /* of the requests */
     char source[1100]; /* "trace.csv (rate scaled)", "poisson arrivals" */
     int r_truncated;   /* requests cut to the context (--allow-truncate) */
+    band_est band[BAND_SERVE_KINDS]; /* each kind of figure's error band */
 } exp_serve_out;
 
 int exp_serve_run(const exp_serve *x, const exp_run_opts *o,

@@ -66,3 +66,32 @@ json_t *rjson_plan(const plan_train *p, const model_spec *m)
         json_object_set_new(o, "lora_rank", json_integer(p->lora_rank));
     return o;
 }
+
+json_t *rjson_band(const band_est *b)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "key", json_string(b->key));
+    if (!b->have)
+        return o;
+    json_object_set_new(o, "family", json_string(b->family));
+    json_object_set_new(o, "cases", json_integer(b->cases));
+    json_object_set_new(o, "level", json_real(b->level));
+    json_object_set_new(o, "like", json_boolean(b->like));
+    json_object_set_new(o, "ratio_lo", json_real(b->lo));
+    json_object_set_new(o, "ratio_hi", json_real(b->hi));
+    return o;
+}
+
+void rjson_band_ends(json_t *j, const band_est *b, const char *name,
+                     double value, bool inverse)
+{
+    if (!b->have)
+        return;
+    double lo, hi;
+    band_ends(b, value, inverse, &lo, &hi);
+    char k[96];
+    snprintf(k, sizeof k, "%s_lo", name);
+    json_object_set_new(j, k, json_real(lo));
+    snprintf(k, sizeof k, "%s_hi", name);
+    json_object_set_new(j, k, json_real(hi));
+}

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "decide/band.h"
 #include "hw/topo.h"
 #include "model/plan.h"
 
@@ -20,5 +21,15 @@ json_t *rjson_link(const topo *t, int link, double bytes, double utilization);
  * layers_per_stage when the split is uneven or given (derived from model
  * m when m is not NULL). */
 json_t *rjson_plan(const plan_train *p, const model_spec *m);
+
+/* An error band (decide/band.h): {key, family, cases, level, like,
+ * ratio_lo, ratio_hi}, {key} alone when the error model has no family
+ * for the key. */
+json_t *rjson_band(const band_est *b);
+
+/* NAME_lo and NAME_hi into object j: the band's ends for value (a rate
+ * when inverse); nothing without a band. */
+void rjson_band_ends(json_t *j, const band_est *b, const char *name,
+                     double value, bool inverse);
 
 #endif

@@ -5,11 +5,20 @@
 
 #include "report/rjson.h"
 
+/* A row of the latency table, and the 80% band of its mean (the
+ * published runs measured means and medians, not tails). */
 static void dist_row(FILE *fp, const char *what, const serve_dist *d,
-                     double scale)
+                     double scale, const band_est *b)
 {
-    fprintf(fp, "  %-10s %10.2f %10.2f %10.2f %10.2f\n", what, d->mean * scale,
+    fprintf(fp, "  %-10s %10.2f %10.2f %10.2f %10.2f", what, d->mean * scale,
            d->p50 * scale, d->p90 * scale, d->p99 * scale);
+    if (b->have) {
+        double lo, hi;
+        band_ends(b, d->mean * scale, false, &lo, &hi);
+        fprintf(fp, "   %.4g-%.4g (%d%s)", lo, hi, b->cases,
+                b->like ? "" : ", none like this");
+    }
+    fprintf(fp, "\n");
 }
 
 static void print_links(FILE *fp, const serve_result *r, const topo *t)
@@ -102,18 +111,23 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     fprintf(fp, "; prompt mean %.0f (p99 %.0f), output mean %.0f (p99 %.0f) "
            "tokens\n\n", ws->prompt_mean, ws->prompt_p99, ws->output_mean,
            ws->output_p99);
-    fprintf(fp, "  %-10s %10s %10s %10s %10s\n", "", "mean", "p50", "p90", "p99");
-    dist_row(fp, "TTFT ms", &r->ttft, 1e3);
-    dist_row(fp, "TPOT ms", &r->tpot, 1e3);
-    dist_row(fp, "ITL ms", &r->itl, 1e3);
-    dist_row(fp, "E2E s", &r->e2e, 1);
+    const band_est *bd = o->band;
+    fprintf(fp, "  %-10s %10s %10s %10s %10s   %s\n", "", "mean", "p50", "p90",
+           "p99", bd[BAND_TTFT].have ? "mean: 80% band (published runs)" : "");
+    dist_row(fp, "TTFT ms", &r->ttft, 1e3, &bd[BAND_TTFT]);
+    dist_row(fp, "TPOT ms", &r->tpot, 1e3, &bd[BAND_TPOT]);
+    dist_row(fp, "ITL ms", &r->itl, 1e3, &bd[BAND_TPOT]);
+    dist_row(fp, "E2E s", &r->e2e, 1, &bd[BAND_E2E]);
     fprintf(fp, "\n  completed          %d requests in %.1f s%s", r->requests_completed,
            r->makespan_s, r->requests_rejected ? "" : "\n");
     if (r->requests_rejected)
         fprintf(fp, "; %d rejected (longer than a replica's KV cache)\n",
                r->requests_rejected);
-    fprintf(fp, "  throughput         %.1f output tokens/s, %.2f requests/s, %.1f "
-           "total tokens/s\n", r->throughput_tokens_per_s,
+    char bt[200];
+    band_text(bt, sizeof bt, &bd[BAND_THROUGHPUT], r->throughput_tokens_per_s,
+              "%.1f", true);
+    fprintf(fp, "  throughput         %.1f output tokens/s%s, %.2f requests/s, "
+           "%.1f total tokens/s\n", r->throughput_tokens_per_s, bt,
            r->throughput_requests_per_s, r->total_tokens_per_s);
     if (p->slo_ttft_s > 0 || p->slo_tpot_s > 0)
         fprintf(fp, "  goodput            %.2f requests/s meet TTFT <= %.0f ms and "
@@ -145,13 +159,18 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     fprintf(fp, "  simulated          %llu events\n", (unsigned long long)r->events);
 }
 
-static json_t *dist_json(const serve_dist *d)
+static json_t *dist_json(const serve_dist *d, const band_est *b)
 {
     json_t *o = json_object();
     json_object_set_new(o, "mean", json_real(d->mean));
     json_object_set_new(o, "p50", json_real(d->p50));
     json_object_set_new(o, "p90", json_real(d->p90));
     json_object_set_new(o, "p99", json_real(d->p99));
+    if (!b) /* a figure no published run measured */
+        return o;
+    rjson_band_ends(o, b, "mean", d->mean, false);
+    rjson_band_ends(o, b, "p50", d->p50, false);
+    json_object_set_new(o, "band", rjson_band(b));
     return o;
 }
 
@@ -197,11 +216,15 @@ json_t *rserve_json(const exp_serve_out *o)
     json_object_set_new(j, "engine", json_string(o->env.engine.name));
     json_object_set_new(j, "gpu", json_string(in->pool[0].gpu->name));
     json_object_set_new(j, "gpus", json_integer(gpus));
-    json_object_set_new(j, "ttft_s", dist_json(&r->ttft));
-    json_object_set_new(j, "tpot_s", dist_json(&r->tpot));
-    json_object_set_new(j, "itl_s", dist_json(&r->itl));
-    json_object_set_new(j, "e2e_s", dist_json(&r->e2e));
+    const band_est *bd = o->band;
+    json_object_set_new(j, "ttft_s", dist_json(&r->ttft, &bd[BAND_TTFT]));
+    json_object_set_new(j, "tpot_s", dist_json(&r->tpot, &bd[BAND_TPOT]));
+    json_object_set_new(j, "itl_s", dist_json(&r->itl, &bd[BAND_TPOT]));
+    json_object_set_new(j, "e2e_s", dist_json(&r->e2e, &bd[BAND_E2E]));
     json_object_set_new(j, "throughput_tokens_per_s", json_real(r->throughput_tokens_per_s));
+    rjson_band_ends(j, &bd[BAND_THROUGHPUT], "throughput_tokens_per_s",
+                    r->throughput_tokens_per_s, true);
+    json_object_set_new(j, "throughput_band", rjson_band(&bd[BAND_THROUGHPUT]));
     json_object_set_new(j, "throughput_tokens_per_s_per_gpu",
                         json_real(gpus ? r->throughput_tokens_per_s / gpus : 0));
     json_object_set_new(j, "throughput_requests_per_s", json_real(r->throughput_requests_per_s));
@@ -232,7 +255,7 @@ json_t *rserve_json(const exp_serve_out *o)
     json_object_set_new(j, "avg_power_w", json_real(r->avg_power_w));
     json_t *mv = json_object();
     json_object_set_new(mv, "bytes", json_real(r->kv_transfer_bytes));
-    json_object_set_new(mv, "time_s", dist_json(&r->kv_transfer_s));
+    json_object_set_new(mv, "time_s", dist_json(&r->kv_transfer_s, NULL));
     json_object_set_new(j, "kv_transfer", mv);
     json_t *links = json_array();
     for (int i = 0; i < r->ntop_links; i++) {

@@ -100,13 +100,28 @@ void rtrain_text(FILE *fp, const exp_train_out *o)
     stage_split_text(fp, m, p);
     stack_text(fp, o);
     fprintf(fp, "\n");
-    fprintf(fp, "  step time          %10.3f s   (stage 0: forward %.2f ms, "
-           "backward %.2f ms per microbatch)\n",
-           r->step_s, r->fwd_s * 1e3, r->bwd_s * 1e3);
-    fprintf(fp, "  throughput         %10.0f tokens/s, %.2f samples/s\n",
-           r->tokens_per_s, r->samples_per_s);
-    fprintf(fp, "  model TFLOP/s/GPU  %10.1f   MFU %.1f%%\n",
-           r->model_tflops_per_gpu, 100 * r->mfu);
+    const band_est *b = &o->band;
+    char bs[200], bt[200], bf[200], bm[40];
+    band_text(bs, sizeof bs, b, r->step_s, "%.3g", false);
+    bt[0] = bf[0] = bm[0] = '\0'; /* no band: said once, on the step time */
+    if (b->have) {
+        band_text(bt, sizeof bt, b, r->tokens_per_s, "%.0f", true);
+        band_text(bf, sizeof bf, b, r->model_tflops_per_gpu, "%.0f", true);
+        double lo, hi;
+        band_ends(b, 100 * r->mfu, true, &lo, &hi);
+        snprintf(bm, sizeof bm, " (%.1f-%.1f%%)", lo, hi);
+    }
+    fprintf(fp, "  step time          %10.3f s%s\n", r->step_s, bs);
+    fprintf(fp, "  per microbatch                 stage 0: forward %.2f ms, "
+           "backward %.2f ms\n", r->fwd_s * 1e3, r->bwd_s * 1e3);
+    fprintf(fp, "  throughput         %10.0f tokens/s%s, %.2f samples/s\n",
+           r->tokens_per_s, bt, r->samples_per_s);
+    fprintf(fp, "  model TFLOP/s/GPU  %10.1f%s   MFU %.1f%%%s\n",
+           r->model_tflops_per_gpu, bf, 100 * r->mfu, bm);
+    if (b->have)
+        fprintf(fp, "  error band         %s: measured / predicted %.2f-%.2f "
+               "over %d check cases of `make validate` (this run: %s)\n",
+               b->family, b->lo, b->hi, b->cases, b->key);
     fprintf(fp, "  hardware TFLOP/s   %10.1f   (executed)\n",
            r->hw_tflops_per_gpu);
     fprintf(fp, "  pipeline bubble    %10.1f%%\n", 100 * r->bubble_fraction);
@@ -196,6 +211,12 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(j, "samples_per_s", json_real(r->samples_per_s));
     json_object_set_new(j, "model_tflops_per_gpu",
                         json_real(r->model_tflops_per_gpu));
+    json_object_set_new(j, "band", rjson_band(&o->band));
+    rjson_band_ends(j, &o->band, "step_time_s", r->step_s, false);
+    rjson_band_ends(j, &o->band, "tokens_per_s", r->tokens_per_s, true);
+    rjson_band_ends(j, &o->band, "model_tflops_per_gpu",
+                    r->model_tflops_per_gpu, true);
+    rjson_band_ends(j, &o->band, "mfu", r->mfu, true);
     json_object_set_new(j, "hw_tflops_per_gpu", json_real(r->hw_tflops_per_gpu));
     json_object_set_new(j, "mfu", json_real(r->mfu));
     json_object_set_new(j, "memory_peak_bytes",

@@ -819,6 +819,47 @@ run 1 serve-bad-power -- $SV --rate 1 --prompt-len 5 --output-len 5 --requests 2
 if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
 has 'power.tsv:2: idle_w'
 quiet
+# the error model: a band whose ends are swapped, and one out of range
+rm "$tmp/data/calib/error-bands.tsv" "$tmp/data/calib/power.tsv"
+ln -s "$PWD/calib/power.tsv" "$tmp/data/calib/power.tsv"
+printf 'family\tcases\tlo\thi\tlevel\ntraining\t20\t1.2\t0.9\t0.8\n' >"$tmp/data/calib/error-bands.tsv"
+LLMSIM_DATA="$tmp/data"; export LLMSIM_DATA
+run 1 train-bad-band -- train configs/train-llama2-7b-8xh100.cfg
+has 'error-bands.tsv:2: lo: 1.2 above hi 0.9'
+quiet
+printf 'family\tcases\tlo\thi\tlevel\ntraining\t5\t0.9\t1.2\t0.8\n' >"$tmp/data/calib/error-bands.tsv"
+run 1 train-band-few-cases -- train configs/train-llama2-7b-8xh100.cfg
+has 'error-bands.tsv:2: cases: 5 is out of range'
+quiet
+# an empty error model: every figure says it has no band
+printf 'family\tcases\tlo\thi\tlevel\n' >"$tmp/data/calib/error-bands.tsv"
+run 0 train-no-band -- train configs/train-llama2-7b-8xh100.cfg --json
+has '"key": "training/hopper/megatron-core/bf16/tp-pp"'
+if grep -q '"step_time_s_lo"' "$tmp/out"; then bad "a band without an error model"; else ok; fi
+run 0 train-no-band-text -- train configs/train-llama2-7b-8xh100.cfg
+has 'step time .* \(no error band: training/hopper/megatron-core/bf16/tp-pp has no published runs\)'
+if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
+# the shipped one: the step time inside its band, the ends the table's ratios
+# times the prediction, and the family it came from named
+run 0 train-band -- train configs/train-llama2-7b-8xh100.cfg --json
+if awk -F': ' '/"step_time_s"/ { t = $2 + 0 } /"step_time_s_lo"/ { lo = $2 + 0 } /"step_time_s_hi"/ { hi = $2 + 0 }
+        /"ratio_lo"/ { rl = $2 + 0 } /"ratio_hi"/ { rh = $2 + 0 }
+        END { exit !(lo < t && t < hi && lo > 0.999 * t * rl && lo < 1.001 * t * rl && hi > 0.999 * t * rh && hi < 1.001 * t * rh) }' "$tmp/out"
+then ok; else bad "step_time_s_lo/hi are not the step time times the band's ratios"; fi
+fam=$(sed -n 's/^    "family": "\(.*\)".*/\1/p' "$tmp/out")
+if grep -q "^$fam	" calib/error-bands.tsv; then ok; else bad "family '$fam' is not a row of calib/error-bands.tsv"; fi
+run 0 train-band-text -- train configs/train-llama2-7b-8xh100.cfg
+has '^  step time +[0-9.]+ s \([0-9.]+-[0-9.]+; 80% band from [0-9]+ published runs like this\)'
+has '^  error band +training/hopper'
+# a GPU generation no published run used: the band of all training runs, said so
+run 0 train-band-unvalidated -- train --model llama-2-7b --cluster dgx-b200 --dp 8 --zero 3 --recompute full
+has 'band of all [0-9]+ published training runs: none like this'
+run 0 serve-band -- serve configs/serve-llama2-70b-8xh100.cfg --requests 200 --json
+has '"throughput_tokens_per_s_lo"'
+has '"mean_lo"'
+run 0 serve-band-text -- serve configs/serve-llama2-70b-8xh100.cfg --requests 200
+has '^  throughput .* output tokens/s \([0-9.]+-[0-9.]+; 80% band from [0-9]+ published runs like this\)'
+has '^  TTFT ms .* [0-9.]+-[0-9.]+ \([0-9]+\)$'
 # the NVLS pipeline start-up is nvlsFillChunks chunk times, with NCCL's chunk
 # for the size (calcCollChunking: 16 KiB under 8 MiB on 8 H100, 32 KiB to 64
 # MiB): with the fill set to 0 in a data copy, the difference at 4 MiB is
