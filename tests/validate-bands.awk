@@ -18,24 +18,38 @@ function parent(k,    i, j) {
     for (i = length(k); i > 0; i--) if (substr(k, i, 1) == "/") { j = i; break }
     return j ? substr(k, 1, j - 1) : ""
 }
-# the band of family f from its check cases, leaving out case `skip` ("" for none): sets BLO,
-# BHI; returns the cases it used, 0 when there are fewer than MIN
-function band(f, skip,    i, m, x, j, v, kk) {
-    m = 0
-    for (i = 1; i <= cnt[f]; i++) {
-        if (who[f, i] == skip) continue
-        v[++m] = val[f, i]
-    }
+# the band of family f from its check cases, leaving out one case of ratio `skip` (skipping
+# = 1; 0 for none): sets BLO, BHI; returns the cases it used, 0 when there are fewer than MIN.
+# The family's ratios are sorted once (sorted_all); leaving one out shifts the ranks above it.
+function band(f, skipping, skip,    m, kk, p, a, b) {
+    m = cnt[f] - (skipping ? 1 : 0)
     if (m < MIN) return 0
-    for (i = 2; i <= m; i++) { x = v[i]; j = i - 1; while (j > 0 && v[j] > x) { v[j + 1] = v[j]; j-- }; v[j + 1] = x }
     kk = int((1 - LEVEL) / 2 * (m + 1) + 1e-9) # 0.1 x 10 is 0.99999... in binary
-    BLO = v[kk]; BHI = v[m + 1 - kk]
+    p = skipping ? first[f, skip] : m + 1
+    a = kk; b = m + 1 - kk
+    BLO = srt[f, a < p ? a : a + 1]
+    BHI = srt[f, b < p ? b : b + 1]
     return m
 }
+# every family's ratios sorted (srt), and the first rank of each value (first)
+function sorted_all(    i, f, j, x, k, m) {
+    for (i = 1; i <= nf; i++) {
+        f = fams[i]; m = cnt[f]
+        for (j = 1; j <= m; j++) srt[f, j] = val[f, j]
+        # shell sort: the largest family has a few thousand cases
+        for (k = int(m / 2); k > 0; k = int(k / 2))
+            for (j = k + 1; j <= m; j++) {
+                x = srt[f, j]
+                for (jj = j; jj > k && srt[f, jj - k] > x; jj -= k) srt[f, jj] = srt[f, jj - k]
+                srt[f, jj] = x
+            }
+        for (j = m; j >= 1; j--) first[f, srt[f, j]] = j
+    }
+}
 # the deepest family of key k with a band (without case skip): its name, or ""
-function resolve(k, skip) {
+function resolve(k, skipping, skip) {
     while (k != "") {
-        if (band(k, skip)) return k
+        if (band(k, skipping, skip)) return k
         k = parent(k)
     }
     return ""
@@ -45,12 +59,13 @@ function resolve(k, skip) {
     if ($3 != "check" || $4 == "?") next
     for (k = $4; k != ""; k = parent(k)) {
         if (!(k in cnt)) fams[++nf] = k
-        cnt[k]++; val[k, cnt[k]] = $5 + 0; who[k, cnt[k]] = $2
+        cnt[k]++; val[k, cnt[k]] = $5 + 0
     }
 }
 END {
     # the table, families in byte order
     for (i = 2; i <= nf; i++) { x = fams[i]; j = i - 1; while (j > 0 && fams[j] > x) { fams[j + 1] = fams[j]; j-- }; fams[j + 1] = x }
+    sorted_all()
     print "# calib/error-bands.tsv: llmsim's error model (sim/decide/band.h), written by `sh tests/validate.sh --update`" > table
     print "# from the check cases of tests/validation/training.tsv and serving.tsv (tests/validate-bands.awk)." > table
     print "# ratio = measured / predicted of a time (a rate's: predicted / measured); lo and hi are the" > table
@@ -58,13 +73,14 @@ END {
     print "# A family has a row when it has at least 9 check cases; a prediction takes its deepest family's row." > table
     printf "family\tcases\tlo\thi\tlevel\n" > table
     for (i = 1; i <= nf; i++)
-        if ((m = band(fams[i], "")))
+        if ((m = band(fams[i], 0, 0)))
             printf "%s\t%d\t%.4f\t%.4f\t%.2f\n", fams[i], m, BLO, BHI, LEVEL > table
     close(table)
     # coverage, by suite and by the first level below it
     for (c = 1; c <= n; c++) {
         if (key[c] == "?") continue
-        f = resolve(key[c], role[c] == "check" ? id[c] : "")
+        sk = role[c] == "check"
+        f = resolve(key[c], sk, ratio[c])
         split(key[c], part, "/")
         g1 = part[1]; g2 = part[1] "/" part[2]
         r = role[c]
@@ -73,7 +89,7 @@ END {
             g = q == 1 ? g1 : g2
             tot[g, r]++
             if (f == "") { none[g, r]++; continue }
-            band(f, role[c] == "check" ? id[c] : "")
+            band(f, sk, ratio[c])
             if (ratio[c] >= BLO && ratio[c] <= BHI) held[g, r]++
         }
     }
@@ -94,7 +110,7 @@ function line(name, g,    r, i, t, h) {
     for (i = 1; i <= 2; i++) {
         r = i == 1 ? "check" : "fit"
         t = tot[g, r] + 0; h = held[g, r] + 0
-        if (t) printf " %3d / %3d %5.1f%%%-8s", h, t, 100 * h / t, none[g, r] ? sprintf(" %d none", none[g, r]) : ""
+        if (t) printf " %4d / %4d %5.1f%%%-8s", h, t, 100 * h / t, none[g, r] ? sprintf(" %d none", none[g, r]) : ""
         else printf " %-23s", "-"
     }
     printf "\n"

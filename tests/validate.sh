@@ -36,7 +36,8 @@ exp=$(mktemp) || exit 1
 # each training and serving case's error-model family and its ratio
 # measured / predicted (of time: a rate's is predicted / measured)
 fam=$(mktemp) || exit 1
-trap 'rm -f "$tmp" "$large" "$exp" "$fam"' EXIT
+kkey=$(mktemp) || exit 1
+trap 'rm -f "$tmp" "$large" "$exp" "$fam" "$kkey"' EXIT
 printf 'suite\tcase\tmetric\tmeasured\tpredicted\terror_pct\tsource\n' >"$tmp"
 
 # row SUITE CASE METRIC MEASURED PREDICTED SOURCE: one report line, with
@@ -55,24 +56,29 @@ collectives() {
         [ -n "$id" ] || continue
         [ -z "${ONLY-}" ] || grep -qx "$id" "$ONLY" || continue
         set -- --cluster "$cluster" --gpus "$gpus" --op "$op" --algo "$algo" \
-            -b "$size" -e "$size" --csv
+            -b "$size" -e "$size" --json
         # -g where the binary has it: one without still runs every case
         [ "$gflag" = 1 ] && set -- "$@" -g "$launch"
         [ "$nodes" -gt 1 ] && set -- "$@" --nodes "$nodes"
         [ "$per_node" != - ] && set -- "$@" --gpus-per-node "$per_node"
         # the bandwidth-bound end of each curve, where the issue's 10% holds
         [ "$size" -ge 268435456 ] && echo "$id" >>"$large"
-        row=$($L collective "$@" 2>&1 | tail -n 1)
+        json=$($L collective "$@" 2>&1)
+        # the table's rounding: time to 2 decimals (us), busbw to 2 (GB/s)
         case "$metric" in
-        busbw) pred=$(echo "$row" | cut -d, -f7) ;;
-        time_us) pred=$(echo "$row" | cut -d, -f5) ;;
+        busbw) pred=$(echo "$json" | sed -n 's/^      "busbw_GBps": \([0-9.eE+-]*\).*/\1/p') ;;
+        time_us) pred=$(echo "$json" | sed -n 's/^      "time_us": \([0-9.eE+-]*\).*/\1/p') ;;
         *) pred="" ;;
         esac
-        if [ -z "$pred" ] || ! echo "$pred" | grep -Eq '^[0-9.]+$'; then
-            echo "validate: $id: llmsim failed: $row" >&2
+        if [ -z "$pred" ]; then
+            echo "validate: $id: llmsim failed: $(echo "$json" | head -n 3)" >&2
             pred=nan
+        else
+            pred=$(awk -v x="$pred" 'BEGIN { printf "%.2f", x }')
         fi
         row "$suite" "$id" "$metric" "$measured" "$pred" "$source"
+        key=$(echo "$json" | sed -n '/^      "band": {/,/^      }/s/^        "key": "\(.*\)".*/\1/p')
+        family "$suite" "$id" "$role" "${key:-?}" "$measured" "$pred" "$([ "$metric" = time_us ] && echo time || echo rate)"
     done
 }
 
@@ -82,6 +88,8 @@ kernel_pred() {
     kid=$1 key=$2
     shift 2
     json=$($L kernel "$@" --json 2>&1)
+    # the error-model family, for the caller (this runs in a subshell)
+    echo "$json" | sed -n '/^  "band": {/,/^  }/s/^    "key": "\(.*\)".*/\1/p' >"$kkey"
     v=$(echo "$json" | sed -n "s/^  \"$key\": \([0-9.eE+-]*\).*/\1/p")
     if [ -n "$v" ]; then echo "$v"; else
         echo "validate: $kid: llmsim failed: $json" >&2
@@ -128,6 +136,10 @@ kernels() {
                 e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);
                 if (p != "nan") p = sprintf("%.2f", p);
                 printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s, c, m, a, p, e, src }' >>"$tmp"
+        # nothing here was fitted, except rows the notes say share a run with calibration
+        case "$notes" in *"NOT independent of calibration"*) role=fit ;; *) role=check ;; esac
+        family "$suite" "$id" "$role" "$(cat "$kkey")" "$measured" "$pred" \
+            "$(case "$metric" in tflops | GBps) echo rate ;; *) echo time ;; esac)"
     done
 }
 
@@ -144,6 +156,7 @@ kernel_ops() {
         esac
         pred=$(kernel_us "$id" time_s --gpu "$gpu" --dtype fp16 "$@")
         row "$suite" "$id" time_us "$measured" "$pred" "$source"
+        family "$suite" "$id" "$role" "$(cat "$kkey")" "$measured" "$pred" time
     done
 }
 
@@ -153,6 +166,7 @@ gemm_ops() {
         [ -n "$id" ] || continue
         pred=$(kernel_us "$id" time_s --gpu "$gpu" --dtype fp16 --gemm "${m}x${n}x${k}")
         row "$suite" "$id" time_us "$measured" "$pred" "$source"
+        family "$suite" "$id" "$role" "$(cat "$kkey")" "$measured" "$pred" time
     done
 }
 
@@ -321,7 +335,7 @@ END {
 # training by stack and serving by engine, the fit cases apart from the
 # check cases (the role rule is in the headers of the suite files)
 roles=$(mktemp) || exit 1
-trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam"' EXIT
+trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam" "$kkey"' EXIT
 cat tests/validation/training.tsv tests/validation/serving.tsv >"$roles"
 for s in training serving; do
     awk -F'\t' -v suite="$s" "$(cat tests/validate-stats.awk)"'
@@ -425,7 +439,7 @@ by_band gemm-ops tests/validation/gemm-ops.tsv "GEMMs (Vidur, TP1)"
 # the error model: bands from the check cases, their coverage left out
 bands=calib/error-bands.tsv
 newbands=$(mktemp) || exit 1
-trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam" "$newbands"' EXIT
+trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam" "$kkey" "$newbands"' EXIT
 awk -F'\t' -v table="$newbands" -f tests/validate-bands.awk "$fam"
 echo "report: $out"
 sh tests/validate-doc.sh "$out" "$doc" "$large" "$roles" || exit 2

@@ -132,7 +132,8 @@ static double count_of(const copts *o, double bytes, int n)
 /* The sizes -b .. -e (x -f each time) on the first n GPUs, each row
  * handed to the report as it is measured; the busiest links at the last. */
 static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
-                       const int *ranks, int n, rcoll_table *tab, llm_err *e)
+                       const band_table *bands, const int *ranks, int n,
+                       rcoll_table *tab, llm_err *e)
 {
     double factor = o->f > 0 ? o->f : 2;
     for (double s = o->b; s <= o->e * (1 + 1e-12); s *= factor) {
@@ -154,6 +155,10 @@ static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
                          .busbw_GBps = algbw * coll_busbw_factor(q.op, n),
                          .algo = r.algo, .proto = r.proto,
                          .host_bound = r.host_bound};
+        char key[BAND_KEY];
+        band_coll_key(key, sizeof key, bytes,
+                      coll_hw_names[coll_fabric(rt, &q)]);
+        band_find(bands, key, &row.band);
         rcoll_row_add(tab, &row);
         if (o->links && last)
             rcoll_links(tab, &r);
@@ -200,19 +205,23 @@ static int sweep(const copts *o, net_routes *rt, const coll_calib *cal,
         return err_set(e, "-g %ld: more GPUs per thread than the %d GPUs of "
                           "the collective (expected 1..%d)", o->per_thread, n,
                        n);
-    if (place(o, t, n, ranks, e))
+    band_table bands;
+    if (place(o, t, n, ranks, e) || cfg_load_bands(cfg_datadir(), &bands, e))
         return -1;
     /* the table is kept until every size ran: an error at any size
      * leaves nothing on stdout, header included */
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    if (!mem)
+    if (!mem) {
+        band_table_free(&bands);
         return err_set(e, "out of memory");
+    }
     rcoll_table tab;
     rcoll_begin(&tab, mem, o->csv, o->json, (coll_op)o->op, t, n,
                 (coll_algo)o->algo, (coll_proto)o->proto);
-    int rc = sweep_sizes(o, rt, cal, ranks, n, &tab, e);
+    int rc = sweep_sizes(o, rt, cal, &bands, ranks, n, &tab, e);
+    band_table_free(&bands);
     json_t *j = rc ? (rcoll_abort(&tab), NULL) : rcoll_end(&tab);
     if (fclose(mem) != 0 && !rc)
         rc = err_set(e, "out of memory");

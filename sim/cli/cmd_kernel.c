@@ -237,14 +237,21 @@ static int run(int argc, char **argv, llm_err *e)
         gpu_catalog_free(&cat);
         return EXIT_BAD_INPUT;
     }
-    if (cost_predict(&c, g, &o.op, o.fallbacks, &r, e))
+    band_table bands = {0};
+    if (cost_predict(&c, g, &o.op, o.fallbacks, &r, e) ||
+        cfg_load_bands(cfg_datadir(), &bands, e))
         goto out;
+    char key[BAND_KEY];
+    band_est b;
+    band_kernel_key(key, sizeof key, rkernel_band_op(&o.op), g->name);
+    band_find(&bands, key, &b);
     if (o.json)
-        cmd_print_json(rkernel_json(g, &o.op, &r));
+        cmd_print_json(rkernel_json(g, &o.op, &r, &b));
     else
-        rkernel_text(stdout, g, &o.op, &r, o.tp, o.tp_n);
+        rkernel_text(stdout, g, &o.op, &r, o.tp, o.tp_n, &b);
     rc = EXIT_OK;
 out:
+    band_table_free(&bands);
     cost_calib_free(&c);
     gpu_catalog_free(&cat);
     return rc;

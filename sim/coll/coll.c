@@ -946,6 +946,15 @@ static bool uses_hw(net_routes *rt, const coll_req *q, int h)
     return h == HW_NVLINK ? nvl : !nvl;
 }
 
+const char *const coll_hw_names[HW_COUNT] = {"nvlink", "pcie", "network"};
+
+coll_hw coll_fabric(net_routes *rt, const coll_req *q)
+{
+    return uses_hw(rt, q, HW_NET)      ? HW_NET
+           : uses_hw(rt, q, HW_NVLINK) ? HW_NVLINK
+                                       : HW_PCI;
+}
+
 /* ---- alone on an idle network -------------------------------------------- */
 
 typedef struct alone {

@@ -131,6 +131,12 @@ extern const char *const coll_proto_names[PROTO_COUNT + 1];
 /* nccl-tests bus-bandwidth factor (doc/PERFORMANCE.md). */
 double coll_busbw_factor(coll_op op, int n);
 
+/* The slowest kind of hardware a collective's ranks span: the network
+ * when they are on more than one node, else NVLink or PCI between its
+ * first two GPUs. */
+extern const char *const coll_hw_names[HW_COUNT];
+coll_hw coll_fabric(net_routes *rt, const coll_req *q);
+
 /* Whether an algorithm applies to an op on these ranks (NVLS needs an
  * NVLS switch and one node; tree and hierarchical need several nodes). */
 bool coll_algo_applies(net_routes *rt, const coll_req *r, coll_algo a);

@@ -60,6 +60,20 @@ void band_train_key(char *buf, size_t n, const char *arch, const char *stack,
              dtype_name(p->precision), kind);
 }
 
+void band_coll_key(char *buf, size_t n, double size_bytes,
+                   const char *fabric)
+{
+    const char *size = size_bytes < 1048576    ? "under-1MiB"
+                       : size_bytes < 67108864 ? "1-64MiB"
+                                               : "64MiB-up";
+    snprintf(buf, n, "collectives/%s/%s", size, fabric);
+}
+
+void band_kernel_key(char *buf, size_t n, const char *op, const char *gpu)
+{
+    snprintf(buf, n, "kernels/%s/%s", op, gpu);
+}
+
 void band_serve_key(char *buf, size_t n, band_serve_kind k,
                     const char *engine)
 {

@@ -54,6 +54,16 @@ void band_find(const band_table *t, const char *key, band_est *out);
 void band_train_key(char *buf, size_t n, const char *arch, const char *stack,
                     const plan_train *p);
 
+/* "collectives/<size band>/<fabric>": the size bands of the issue's
+ * accuracy goals (under 1 MiB, 1 to 64 MiB, 64 MiB and up), the fabric
+ * as coll_fabric names it. */
+void band_coll_key(char *buf, size_t n, double size_bytes,
+                   const char *fabric);
+
+/* "kernels/<op>/<GPU>": op the cost model's kind of op, or for a
+ * memory-bound elementwise op which one (activation, rope, ...). */
+void band_kernel_key(char *buf, size_t n, const char *op, const char *gpu);
+
 /* "serving/<kind>/<engine>", kind one of band_serve_kinds. */
 typedef enum {
     BAND_THROUGHPUT, BAND_TTFT, BAND_TPOT, BAND_E2E, BAND_SERVE_KINDS

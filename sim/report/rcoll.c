@@ -1,5 +1,7 @@
 #include "report/rcoll.h"
 
+#include "report/rjson.h"
+
 static void header_text(FILE *fp, coll_op op, const topo *t, int n,
                         coll_algo algo, coll_proto proto)
 {
@@ -7,10 +9,12 @@ static void header_text(FILE *fp, coll_op op, const topo *t, int n,
             "proto %s\n",
             coll_op_names[op], t->name, n, t->gpu ? t->gpu->name : "?",
             coll_algo_names[algo], coll_proto_names[proto]);
-    fprintf(fp, "#\n# %12s %12s %6s %6s %10s %8s %8s  %s\n", "size",
-            "count", "type", "redop", "time", "algbw", "busbw", "algorithm");
-    fprintf(fp, "# %12s %12s %6s %6s %10s %8s %8s\n", "(B)", "(elements)",
-            "", "", "(us)", "(GB/s)", "(GB/s)");
+    fprintf(fp, "#\n# %12s %12s %6s %6s %10s %8s %8s  %-16s %s\n", "size",
+            "count", "type", "redop", "time", "algbw", "busbw", "algorithm",
+            "time: 80% band");
+    fprintf(fp, "# %12s %12s %6s %6s %10s %8s %8s  %-16s %s\n", "(B)",
+            "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "",
+            "(us, published runs)");
 }
 
 void rcoll_begin(rcoll_table *tab, FILE *fp, bool csv, bool json, coll_op op,
@@ -36,6 +40,9 @@ static json_t *row_json(const rcoll_row *r)
     json_object_set_new(x, "algo", json_string(coll_algo_names[r->algo]));
     json_object_set_new(x, "proto", json_string(coll_proto_names[r->proto]));
     json_object_set_new(x, "host_bound", json_boolean(r->host_bound));
+    rjson_band_ends(x, &r->band, "time_us", r->time_us, false);
+    rjson_band_ends(x, &r->band, "busbw_GBps", r->busbw_GBps, true);
+    json_object_set_new(x, "band", rjson_band(&r->band));
     return x;
 }
 
@@ -47,13 +54,22 @@ void rcoll_row_add(rcoll_table *tab, const rcoll_row *r)
                 r->busbw_GBps);
     else if (tab->rows)
         json_array_append_new(tab->rows, row_json(r));
-    else
+    else {
+        char algo[64], band[96] = "no band";
+        snprintf(algo, sizeof algo, "%s/%s%s", coll_algo_names[r->algo],
+                 coll_proto_names[r->proto],
+                 r->host_bound ? " (host-bound)" : "");
+        if (r->band.have) {
+            double lo, hi;
+            band_ends(&r->band, r->time_us, false, &lo, &hi);
+            snprintf(band, sizeof band, "%.2f-%.2f (%d%s)", lo, hi,
+                     r->band.cases, r->band.like ? "" : ", none like this");
+        }
         fprintf(tab->fp, "  %12.0f %12.0f %6s %6s %10.2f %8.2f %8.2f  "
-                "%s/%s%s\n",
+                "%-16s %s\n",
                 r->size_bytes, r->count, "float", "sum", r->time_us,
-                r->algbw_GBps, r->busbw_GBps, coll_algo_names[r->algo],
-                coll_proto_names[r->proto],
-                r->host_bound ? " (host-bound)" : "");
+                r->algbw_GBps, r->busbw_GBps, algo, band);
+    }
 }
 
 void rcoll_links(const rcoll_table *tab, const coll_result *r)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "coll/coll.h"
+#include "decide/band.h"
 
 /* One size of the sweep, in nccl-tests' terms (float, sum). */
 typedef struct rcoll_row {
@@ -17,6 +18,7 @@ typedef struct rcoll_row {
     coll_algo algo;    /* what ran: auto resolved */
     coll_proto proto;
     bool host_bound;   /* the host's calls set the time (-g) */
+    band_est band;     /* the time's error band */
 } rcoll_row;
 
 /* A sweep's output as it goes: the header at once, each row as it is

@@ -1,5 +1,7 @@
 #include "report/rkernel.h"
 
+#include "report/rjson.h"
+
 /* The op in words: shapes for GEMM and attention, the kind's name for
  * the others. */
 static void describe(const cost_op *op, char *b, size_t n)
@@ -35,8 +37,15 @@ static double GBps_of(const cost_result *r)
     return r->bytes / r->time_s / 1e9;
 }
 
+const char *rkernel_band_op(const cost_op *op)
+{
+    return op->kind == OP_ELEMENTWISE ? cost_mem_kind_names[op->mem]
+                                      : cost_kind_name(op->kind);
+}
+
 void rkernel_text(FILE *fp, const gpu_spec *g, const cost_op *op,
-                  const cost_result *r, int tp, double n_unsplit)
+                  const cost_result *r, int tp, double n_unsplit,
+                  const band_est *b)
 {
     char what[256];
     describe(op, what, sizeof what);
@@ -56,16 +65,21 @@ void rkernel_text(FILE *fp, const gpu_spec *g, const cost_op *op,
             "%.1f TFLOP/s, %.0f GB/s\n",
             r->kernel_s * 1e6, r->launch_s * 1e6, r->time_s * 1e6,
             tflops_of(r), GBps_of(r));
+    char bt[200];
+    band_text(bt, sizeof bt, b, r->time_s * 1e6, "%.4g", false);
+    fprintf(fp, "  80%% band (us)%s\n", bt);
 }
 
 json_t *rkernel_json(const gpu_spec *g, const cost_op *op,
-                     const cost_result *r)
+                     const cost_result *r, const band_est *b)
 {
     json_t *j = json_object();
     json_object_set_new(j, "gpu", json_string(g->name));
     json_object_set_new(j, "op", json_string(cost_kind_name(op->kind)));
     json_object_set_new(j, "dtype", json_string(dtype_name(r->dt)));
     json_object_set_new(j, "time_s", json_real(r->time_s));
+    rjson_band_ends(j, b, "time_s", r->time_s, false);
+    json_object_set_new(j, "band", rjson_band(b));
     json_object_set_new(j, "tflops", json_real(tflops_of(r)));
     json_object_set_new(j, "GBps", json_real(GBps_of(r)));
     json_object_set_new(j, "bound", json_string(r->bound));

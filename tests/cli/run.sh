@@ -357,7 +357,7 @@ run 0 collective-host-bound -- collective --cluster dgx-h100 --op all_reduce --a
 if awk -F, -v c="$call" 'NR == 2 { t = $5 } END { d = t - 8 * c; exit !(d < 0.006 && d > -0.006) }' \
     "$tmp/out"; then ok; else bad "8 B with -g 8: time is not 8 x call_us ($call us)"; fi
 run 0 collective-host-bound-text -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8 -g 8
-has ' ring/LL \(host-bound\)$'
+has ' ring/LL \(host-bound\) +[0-9.]+-[0-9.]+ \([0-9]+\)$'
 run 0 collective-host-bound-json -- collective --cluster dgx-h100 --op all_reduce --algo ring -b 8 -e 8G -f 1024 -g 8 --json
 has '"host_bound": true'
 has '"host_bound": false'
@@ -854,6 +854,22 @@ has '^  error band +training/hopper'
 # a GPU generation no published run used: the band of all training runs, said so
 run 0 train-band-unvalidated -- train --model llama-2-7b --cluster dgx-b200 --dp 8 --zero 3 --recompute full
 has 'band of all [0-9]+ published training runs: none like this'
+# collectives: each size's band by size band and fabric; kernels by op and GPU
+run 0 collective-band -- collective --cluster dgx-h100 --op all_reduce -b 1K -e 1G -f 1024 --json
+has '"key": "collectives/under-1MiB/nvlink"'
+has '"key": "collectives/1-64MiB/nvlink"'
+has '"key": "collectives/64MiB-up/nvlink"'
+if awk -F': ' '/"time_us":/ { t = $2 + 0 } /"time_us_lo":/ { lo = $2 + 0 } /"time_us_hi":/ { hi = $2 + 0; n++; ok += lo < t && t < hi }
+        END { exit !(n == 3 && ok == 3) }' "$tmp/out"; then ok; else bad "each row's time is not inside its band"; fi
+run 0 collective-band-net -- collective --cluster dgx-h100 --nodes 2 --gpus 2 --gpus-per-node 1 --op all_reduce -b 1G -e 1G --json
+has '"key": "collectives/64MiB-up/network"'
+run 0 collective-band-text -- collective --cluster dgx-h100 --op all_reduce -b 1G -e 1G
+has 'time: 80% band'
+has '^ +1073741824 .* nvls/Simple +[0-9.]+-[0-9.]+ \([0-9]+\)$'
+run 0 kernel-band -- kernel --gpu h100-sxm --gemm 4096x4096x4096
+has '^  80% band \(us\) \([0-9.]+-[0-9.]+; 80% band from [0-9]+ published runs like this\)'
+run 0 kernel-band-rope -- kernel --gpu a40 --rope 16x4096 --json
+has '"key": "kernels/rope/a40"'
 run 0 serve-band -- serve configs/serve-llama2-70b-8xh100.cfg --requests 200 --json
 has '"throughput_tokens_per_s_lo"'
 has '"mean_lo"'
