@@ -93,7 +93,7 @@ static int run_train(const qopts *o, const cmd_args *a, llm_err *e)
     char why[1200];
     rsearch_train_why(&s, &v, why, sizeof why);
     if (o->json)
-        cmd_print_json(rsearch_train_json(&s, o->top, why));
+        cmd_print_json(rsearch_train_json(&v, &s, o->top, why));
     else
         rsearch_train_text(stdout, &x, &v, &s, o->top, why);
     int rc = s.nranked ? EXIT_OK : EXIT_NO_FIT;

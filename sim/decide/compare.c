@@ -139,7 +139,12 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
         if (deploy_search(&x, ld, c->gpus, par_cpus(), &v, &d, e))
             return -1;
         int rc = 0;
-        if (d.n > 0 && d.d[0].ok) {
+        eprof en;
+        if (d.n > 0 && d.d[0].ok &&
+            ld->engine(ld->ctx, x.engine, &en, e) == 0) {
+            char key[BAND_KEY];
+            band_serve_key(key, sizeof key, BAND_THROUGHPUT, en.name);
+            band_find(&v.bands, key, &o->serve_band);
             o->serve = d.d[0].r;
             o->serve_gpus = d.d[0].gpus;
             o->served = true;
@@ -148,6 +153,8 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
                 o->gpu = *v.t->gpu;
                 o->has_gpu = true;
             }
+        } else if (d.n > 0 && d.d[0].ok) {
+            rc = -1; /* the engine's profile: e says why */
         } else {
             rc = err_set(e, "no deployment of %s fits %d GPUs", x.h.file,
                          d.gpus);
@@ -160,6 +167,7 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
     if (exp_serve_run(&x, NULL, ld, &out, e))
         return -1;
     o->serve = out.r;
+    o->serve_band = out.band[BAND_THROUGHPUT];
     for (int k = 0; k < out.in.npools; k++)
         o->serve_gpus += out.r.pool[k].gpus;
     o->served = true;
@@ -193,58 +201,105 @@ static void evaluate(const exp_compare *f, compare_outcome *o)
                   o->serve.throughput_tokens_per_s, &o->se);
 }
 
-/* The winner (by tokens per dollar: training's, else serving's) and the
- * datasheet ratio that explains it best. */
+void compare_tpd_range(const compare_outcome *o, bool train, double *lo,
+                       double *hi)
+{
+    const band_est *b = train ? &o->train.band : &o->serve_band;
+    double p = train ? o->te.tokens_per_usd : o->se.tokens_per_usd;
+    *lo = *hi = p;
+    if (b->have) /* a rate: the time's ratios invert */
+        band_ends(b, p, true, lo, hi);
+}
+
+/* Whether cluster i has a result of the kind the verdict ranks, and its
+ * range's low end, by which it ranks: the point would favour a
+ * prediction only because it is optimistic. */
+static bool ranked(const compare_outcome *o, bool train, double *lo)
+{
+    if (!(train ? o->trained : o->served))
+        return false;
+    double hi;
+    compare_tpd_range(o, train, lo, &hi);
+    return true;
+}
+
+/* The first sentence: the ratio of tokens per dollar, its 80% range (the
+ * worst and best combination of the two bands), and whether the two are
+ * distinguishable at all. */
+static size_t ratio_text(const exp_compare *f, const compare_outcome *o,
+                         int w, int r, bool train, char *buf, size_t n)
+{
+    double wl, wh, rl, rh;
+    compare_tpd_range(&o[w], train, &wl, &wh);
+    compare_tpd_range(&o[r], train, &rl, &rh);
+    double pw = train ? o[w].te.tokens_per_usd : o[w].se.tokens_per_usd;
+    double pr = train ? o[r].te.tokens_per_usd : o[r].se.tokens_per_usd;
+    size_t len = (size_t)snprintf(buf, n, " %.2fx (%.2f-%.2fx from the two "
+                                          "80%% bands) the %s tokens per "
+                                          "dollar of %s",
+                                  pw / pr, wl / rh, wh / rl,
+                                  train ? "training" : "serving",
+                                  f->c[r].name);
+    if (train && len < n)
+        len += (size_t)snprintf(buf + len, n - len, " (%.2fx the speed)",
+                                o[w].train.r.tokens_per_s /
+                                    o[r].train.r.tokens_per_s);
+    if (wl / rh <= 1 && len < n)
+        len += (size_t)snprintf(buf + len, n - len,
+                                " -- indistinguishable within the error "
+                                "bands (%.3g-%.3g vs %.3g-%.3g tokens per "
+                                "$): the difference may not be real",
+                                wl, wh, rl, rh);
+    return len;
+}
+
+/* The winner (by the low end of the tokens per dollar range: training's,
+ * else serving's) and the datasheet ratio that explains it best. */
 static void verdict(const exp_compare *f, const compare_outcome *o, char *buf,
                     size_t n)
 {
     int best_t = -1, best_s = -1;
+    double bt = 0, bs = 0, lo;
     for (int i = 0; i < f->n; i++) {
-        if (o[i].trained && (best_t < 0 || o[i].te.tokens_per_usd >
-                                             o[best_t].te.tokens_per_usd))
-            best_t = i;
-        if (o[i].served && (best_s < 0 || o[i].se.tokens_per_usd >
-                                             o[best_s].se.tokens_per_usd))
-            best_s = i;
+        if (ranked(&o[i], true, &lo) && (best_t < 0 || lo > bt))
+            best_t = i, bt = lo;
+        if (ranked(&o[i], false, &lo) && (best_s < 0 || lo > bs))
+            best_s = i, bs = lo;
     }
     int w = best_t >= 0 ? best_t : best_s;
+    bool train = best_t >= 0;
     if (w < 0) {
         snprintf(buf, n, "Verdict: no cluster ran the workload.");
         return;
     }
-    /* the runner-up the verdict is against */
+    /* the runner-up the verdict is against: the best low end but the
+     * winner's, or any cluster that ran something */
     int r = -1;
-    for (int i = 0; i < f->n; i++)
-        if (i != w && (o[i].trained || o[i].served) &&
-            (r < 0 || (best_t >= 0 ? o[i].te.tokens_per_usd
-                                   : o[i].se.tokens_per_usd) >
-                          (best_t >= 0 ? o[r].te.tokens_per_usd
-                                       : o[r].se.tokens_per_usd)))
+    double rb = 0;
+    for (int i = 0; i < f->n; i++) {
+        if (i == w || !(o[i].trained || o[i].served))
+            continue;
+        bool has = ranked(&o[i], train, &lo);
+        if (r < 0 || (has && (!ranked(&o[r], train, &rb) || lo > rb)))
             r = i;
+    }
     size_t len = (size_t)snprintf(buf, n, "Verdict: %s", f->c[w].name);
     if (r < 0) {
         snprintf(buf + len, n - len, " is the only cluster that runs it.");
         return;
     }
-    if (best_t >= 0 && o[r].trained)
-        len += (size_t)snprintf(buf + len, n - len,
-                                " gives %.2fx the training tokens per dollar "
-                                "of %s (%.2fx the speed)",
-                                o[w].te.tokens_per_usd /
-                                    o[r].te.tokens_per_usd,
-                                f->c[r].name,
-                                o[w].train.r.tokens_per_s /
-                                    o[r].train.r.tokens_per_s);
-    else if (best_t >= 0)
+    if (train && o[r].trained) {
+        len += (size_t)snprintf(buf + len, n - len, " gives");
+        len += ratio_text(f, o, w, r, true, buf + len, len < n ? n - len : 0);
+    } else if (train) {
         len += (size_t)snprintf(buf + len, n - len, " trains; %s cannot (%s)",
                                 f->c[r].name, o[r].error[0]);
-    if (best_s >= 0 && o[w].served && o[r].served && len < n)
-        len += (size_t)snprintf(buf + len, n - len,
-                                "%s %.2fx the serving tokens per dollar%s",
-                                best_t >= 0 ? " and" : " gives",
-                                o[w].se.tokens_per_usd /
-                                    o[r].se.tokens_per_usd,
-                                best_t >= 0 ? "" : "");
+    }
+    if (best_s >= 0 && o[w].served && o[r].served && len < n) {
+        len += (size_t)snprintf(buf + len, n - len, "%s",
+                                train ? "; it gives" : " gives");
+        len += ratio_text(f, o, w, r, false, buf + len, len < n ? n - len : 0);
+    }
     if (len >= n || !o[w].has_gpu || !o[r].has_gpu)
         return;
     /* why: per-GPU datasheet ratios x GPU counts, the largest first */
@@ -261,7 +316,7 @@ static void verdict(const exp_compare *f, const compare_outcome *o, char *buf,
     double mem = ga * a->memory_bytes / (gb * b->memory_bytes);
     double price = o[w].purchase_usd / fmax(o[r].purchase_usd, 1);
     /* what carries it: training leans on FLOP/s, decoding on HBM */
-    const char *carry = best_t >= 0 ? (fl >= bw ? "tensor FLOP/s"
+    const char *carry = train ? (fl >= bw ? "tensor FLOP/s"
                                                 : "HBM bandwidth")
                                     : (bw >= fl ? "HBM bandwidth"
                                                 : "tensor FLOP/s");

@@ -18,9 +18,15 @@ typedef struct compare_outcome {
     serve_result serve;    /* served: the run at the deployment's goodput */
     int serve_gpus;
     char train_plan[200], serve_plan[96];
+    band_est serve_band;   /* served: the throughput's error band */
     econ_result te, se;    /* economics of training and serving */
     char error[2][600];    /* why training / serving has no result */
 } compare_outcome;
+
+/* The 80% range of a cluster's training (train) or serving tokens per
+ * dollar, from its throughput's error band; the point when it has none. */
+void compare_tpd_range(const compare_outcome *o, bool train, double *lo,
+                       double *hi);
 
 typedef struct compare_result {
     compare_outcome o[EXP_COMPARE_MAX];

@@ -26,6 +26,21 @@ static void row(FILE *fp, const exp_compare *f, const char *label,
     fprintf(fp, "\n");
 }
 
+/* The 80% band of tokens per dollar, low and high, of each cluster that
+ * ran (compare_tpd_range). */
+static void tpd_rows(FILE *fp, const exp_compare *f, const compare_outcome *o,
+                     bool train)
+{
+    double lo[EXP_COMPARE_MAX], hi[EXP_COMPARE_MAX];
+    for (int i = 0; i < f->n; i++) {
+        lo[i] = hi[i] = NAN;
+        if (train ? o[i].trained : o[i].served)
+            compare_tpd_range(&o[i], train, &lo[i], &hi[i]);
+    }
+    row(fp, f, "tokens per $, 80% band low", "%.0f", lo);
+    row(fp, f, "tokens per $, 80% band high", "%.0f", hi);
+}
+
 void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
 {
     const compare_outcome *o = res->o;
@@ -66,6 +81,7 @@ void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
             x->trained ? x->te.energy_j_per_mtok / 3.6e6 : NAN);
         ROW("cost per hour, $", "%.2f", x->trained ? x->te.usd_per_h : NAN);
         ROW("tokens per $", "%.0f", x->trained ? x->te.tokens_per_usd : NAN);
+        tpd_rows(fp, f, o, true);
         char lab[64];
         snprintf(lab, sizeof lab, "time to train %.3g tokens, h",
                  f->train_tokens);
@@ -97,6 +113,7 @@ void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
             x->served ? x->se.energy_j_per_mtok / 3.6e6 : NAN);
         ROW("$ per M output tokens", "%.3f", x->served ? x->se.usd_per_mtok : NAN);
         ROW("tokens per $", "%.0f", x->served ? x->se.tokens_per_usd : NAN);
+        tpd_rows(fp, f, o, false);
     }
 #undef ROW
     fprintf(fp, "\n  economics: %.3g-year amortization, $%.3g/kWh, PUE %.2f, "
@@ -117,6 +134,14 @@ static json_t *econ_json(const econ_result *r)
     return j;
 }
 
+static void tpd_json(json_t *j, const compare_outcome *o, bool train)
+{
+    double lo, hi;
+    compare_tpd_range(o, train, &lo, &hi);
+    json_object_set_new(j, "tokens_per_usd_lo", json_real(lo));
+    json_object_set_new(j, "tokens_per_usd_hi", json_real(hi));
+}
+
 json_t *rcompare_json(const exp_compare *f, const compare_result *res)
 {
     const compare_outcome *o = res->o;
@@ -135,6 +160,7 @@ json_t *rcompare_json(const exp_compare *f, const compare_result *res)
             json_t *t = rtrain_json(&o[i].train);
             json_object_set_new(t, "plan_name", json_string(o[i].train_plan));
             json_object_set_new(t, "economics", econ_json(&o[i].te));
+            tpd_json(t, &o[i], true);
             json_object_set_new(t, "train_hours", json_real(
                 f->train_tokens / o[i].train.r.tokens_per_s / 3600));
             json_object_set_new(c, "training", t);
@@ -156,6 +182,9 @@ json_t *rcompare_json(const exp_compare *f, const compare_result *res)
             json_object_set_new(s, "ttft_p90_s", json_real(r->ttft.p90));
             json_object_set_new(s, "tpot_p90_s", json_real(r->tpot.p90));
             json_object_set_new(s, "economics", econ_json(&o[i].se));
+            tpd_json(s, &o[i], false);
+            json_object_set_new(s, "throughput_band",
+                                rjson_band(&o[i].serve_band));
             json_object_set_new(c, "serving", s);
         } else if (f->serving[0]) {
             json_object_set_new(c, "serving_error", json_string(o[i].error[1]));

@@ -61,6 +61,31 @@ static const search_plan *rival(const search_result *s)
     return s->nranked > 1 ? &s->ranked[1] : NULL;
 }
 
+/* A ranked plan's step-time band: its family (band_train_key) in v's
+ * error model. */
+static void plan_band(const exp_env *v, const search_plan *p, band_est *b)
+{
+    char key[BAND_KEY];
+    band_train_key(key, sizeof key, v->t->gpu->architecture, v->stack.name,
+                   &p->plan);
+    band_find(&v->bands, key, b);
+}
+
+/* Whether plan i's band reaches below the winner's top: it may be as
+ * fast as the winner, the difference within the error bands. */
+static bool near_winner(const exp_env *v, const search_result *s, int i)
+{
+    band_est bw, b;
+    plan_band(v, &s->ranked[0], &bw);
+    plan_band(v, &s->ranked[i], &b);
+    if (i == 0 || !bw.have || !b.have)
+        return false;
+    double wlo, whi, lo, hi;
+    band_ends(&bw, s->ranked[0].r.step_s, false, &wlo, &whi);
+    band_ends(&b, s->ranked[i].r.step_s, false, &lo, &hi);
+    return lo <= whi;
+}
+
 void rsearch_train_text(FILE *fp, const exp_train *x, const exp_env *v,
                         const search_result *s, int top, const char *why)
 {
@@ -81,16 +106,30 @@ void rsearch_train_text(FILE *fp, const exp_train *x, const exp_env *v,
         fprintf(fp, "  no plan fits: see `llmsim memory --train` for what would\n");
         return;
     }
-    fprintf(fp, "  %-4s %-76s %9s %10s %6s %8s %9s\n", "rank", "plan", "step s",
-           "tokens/s", "MFU", "mem GiB", "estimate");
+    fprintf(fp, "  %-4s %-76s %9s %10s %6s %8s %9s  %s\n", "rank", "plan",
+           "step s", "tokens/s", "MFU", "mem GiB", "estimate", "80% band (s)");
+    int close = 0;
     for (int i = 0; i < s->nranked && i < top; i++) {
         const search_plan *p = &s->ranked[i];
-        char name[160];
+        char name[160], band[64] = "no band";
         search_plan_name(&p->plan, name, sizeof name);
-        fprintf(fp, "  %-4d %-76s %9.3f %10.0f %5.1f%% %8.1f %8.3fs\n", i + 1, name,
-               p->r.step_s, p->r.tokens_per_s, 100 * p->r.mfu,
-               p->r.memory_peak_bytes / GiB, p->estimate_s);
+        band_est b;
+        plan_band(v, p, &b);
+        bool within = near_winner(v, s, i);
+        close += within;
+        if (b.have) {
+            double lo, hi;
+            band_ends(&b, p->r.step_s, false, &lo, &hi);
+            snprintf(band, sizeof band, "%.3g-%.3g%s", lo, hi,
+                     within ? " ~" : "");
+        }
+        fprintf(fp, "  %-4d %-76s %9.3f %10.0f %5.1f%% %8.1f %8.3fs  %s\n",
+               i + 1, name, p->r.step_s, p->r.tokens_per_s, 100 * p->r.mfu,
+               p->r.memory_peak_bytes / GiB, p->estimate_s, band);
     }
+    if (close)
+        fprintf(fp, "\n  ~ %d of the plans shown overlap the winner's 80%% error "
+                    "band: their difference from it may not be real\n", close);
     fprintf(fp, "\n%s\n", why);
 }
 
@@ -128,7 +167,8 @@ void rsearch_train_why(const search_result *s, const exp_env *v, char *buf,
     }
 }
 
-json_t *rsearch_train_json(const search_result *s, int top, const char *why)
+json_t *rsearch_train_json(const exp_env *v, const search_result *s, int top,
+                           const char *why)
 {
     json_t *j = json_object();
     json_object_set_new(j, "enumerated", json_integer(s->enumerated));
@@ -150,6 +190,11 @@ json_t *rsearch_train_json(const search_result *s, int top, const char *why)
         json_object_set_new(o, "memory_peak_bytes",
                             rjson_bytes(p->r.memory_peak_bytes));
         json_object_set_new(o, "estimate_s", json_real(p->estimate_s));
+        band_est b;
+        plan_band(v, p, &b);
+        rjson_band_ends(o, &b, "step_time_s", p->r.step_s, false);
+        json_object_set_new(o, "within_winner_band",
+                            json_boolean(near_winner(v, s, i)));
         json_array_append_new(a, o);
     }
     json_object_set_new(j, "plans", a);

@@ -1029,9 +1029,14 @@ clusters = ( { name = "left"; cluster = "dgx-h100"; gpus = 8; },
 search = false;
 CFG
 run 0 compare-self -- compare "$tmp/self.cfg"
-has 'left gives 1\.00x the training tokens per dollar of right \(1\.00x the speed\)'
+has 'left gives 1\.00x \([0-9.]+-[0-9.]+x from the two 80% bands\) the training tokens per dollar of right \(1\.00x the speed\)'
+# the same cluster twice: within the bands, and the verdict says so
+has 'indistinguishable within the error bands .*: the difference may not be real'
+has 'tokens per \$, 80% band low'
 has '1\.00x the bf16 tensor FLOP/s, 1\.00x the HBM bandwidth and 1\.00x the memory'
 run 0 compare-self-json -- compare "$tmp/self.cfg" --json
+if awk -F': ' '/"tokens_per_usd":/ { p = $2 + 0 } /"tokens_per_usd_lo":/ { lo = $2 + 0 } /"tokens_per_usd_hi":/ { hi = $2 + 0; n++; ok += lo < p && p < hi }
+        END { exit !(n == 2 && ok == 2) }' "$tmp/out"; then ok; else bad "tokens_per_usd not inside tokens_per_usd_lo/hi for both clusters"; fi
 if awk -F': ' '/"tokens_per_s":/ { v[n++] = $2 } END { exit !(n == 2 && v[0] == v[1]) }' \
     "$tmp/out"; then ok; else bad "the two clusters' tokens_per_s differ"; fi
 # 8 x A100 vs 4 x H100 on one small workload, with the bar chart
@@ -1148,6 +1153,12 @@ has '"why": "Why: tp'
 run 0 search-human -- search --model llama-2-7b --cluster dgx-h100 --global-batch 64 --seq-len 4096 --top 3
 has '^  3 +tp'
 has 'plans enumerated'
+# plans 0.03% apart: both bands hold both, so the runner-up is marked
+has '^  2 +tp .* [0-9.]+-[0-9.]+ ~$'
+has '~ 2 of the plans shown overlap the winner.s 80% error band'
+run 0 search-bands-json -- search --model llama-2-7b --cluster dgx-h100 --global-batch 64 --seq-len 4096 --top 3 --json
+if awk -F': ' '/"step_time_s":/ { t = $2 + 0 } /"step_time_s_lo":/ { lo = $2 + 0 } /"step_time_s_hi":/ { hi = $2 + 0; n++; ok += lo < t && t < hi }
+        /"within_winner_band": true/ { w++ } END { exit !(n == 3 && ok == 3 && w == 2) }' "$tmp/out"; then ok; else bad "plan bands or within_winner_band wrong"; fi
 run 2 search-no-fit -- search --model gpt3-175b --cluster dgx-a100 --global-batch 8 --seq-len 2048
 has 'no plan fits'
 run 1 search-no-batch -- search --model llama-2-7b --cluster dgx-h100 --seq-len 4096
