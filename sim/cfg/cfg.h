@@ -84,8 +84,15 @@ int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,
 int cfg_load_overhead(const char *datadir, const gpu_spec *g, mem_overhead *o,
                       llm_err *e);
 
-/* The economics defaults from <datadir>/calib/economics.tsv. */
+/* The economics defaults of a whole comparison from
+ * <datadir>/calib/economics.tsv. */
 int cfg_load_econ(const char *datadir, econ_params *p, llm_err *e);
+
+/* A cluster's: its node type's server, network and power figures
+ * (calib/node-economics.tsv, the node's rows else '*') and its GPU's
+ * rental price (calib/cloud-prices.tsv), with their sources. */
+int cfg_load_node_econ(const char *datadir, const char *node, const char *gpu,
+                       econ_params *p, econ_sources *s, llm_err *e);
 
 /* A GPU `llmsim calibrate --fit` writes tables for (calib/fit.tsv): fitted
  * to the kernel traces in calib/vidur/<traces>/, or derived from a traced

@@ -143,7 +143,7 @@ int cfg_compare_econ(exp_compare *f, llm_err *e)
         p->usd_per_kwh = d.usd_per_kwh;
     if (p->pue < 0)
         p->pue = d.pue;
-    if (p->server_usd_per_gpu < 0)
-        p->server_usd_per_gpu = d.server_usd_per_gpu;
+    if (p->hosting_usd_per_kw_month < 0)
+        p->hosting_usd_per_kw_month = d.hosting_usd_per_kw_month;
     return 0;
 }

@@ -68,9 +68,9 @@ static int earlier_row(const tsv *t, int r, int cg, int ck)
 
 /* Checks row r (key known, value in range, a source, not a duplicate) and
  * notes it in own[] or star[] when it is the GPU's or the default. */
-static int keyed_row(const tsv *t, int r, const int c[4], const char *gpu,
-                     const cfg_key *want, int n, int *own, int *star,
-                     llm_err *e)
+static int keyed_row(const tsv *t, int r, const int c[4], const char *col,
+                     const char *gpu, const cfg_key *want, int n, int *own,
+                     int *star, llm_err *e)
 {
     const char *k = tsv_get(t, r, c[1]);
     int i = key_index(want, n, k);
@@ -85,10 +85,10 @@ static int keyed_row(const tsv *t, int r, const int c[4], const char *gpu,
     int q = earlier_row(t, r, c[0], c[1]);
     if (q >= 0)
         return err_at(e, t->path, t->line[r], k, "a second row%s%s (the "
-                      "first is line %d; expected one per %s)",
+                      "first is line %d; expected one per %s%s)",
                       c[0] >= 0 ? " for " : "",
                       c[0] >= 0 ? tsv_get(t, r, c[0]) : "", t->line[q],
-                      c[0] >= 0 ? "gpu and key" : "key");
+                      c[0] >= 0 ? col : "key", c[0] >= 0 ? " and key" : "");
     const char *g = c[0] >= 0 ? tsv_get(t, r, c[0]) : "*";
     if (strcmp(g, "*") == 0)
         star[i] = r;
@@ -99,6 +99,12 @@ static int keyed_row(const tsv *t, int r, const int c[4], const char *gpu,
 
 int cfg_keyed_load(const char *path, const char *gpu, const cfg_key *want,
                    int n, llm_err *e)
+{
+    return cfg_keyed_load_by(path, "gpu", gpu, want, n, e);
+}
+
+int cfg_keyed_load_by(const char *path, const char *col, const char *gpu,
+                      const cfg_key *want, int n, llm_err *e)
 {
     tsv t;
     if (tsv_load(path, &t, e))
@@ -112,19 +118,20 @@ int cfg_keyed_load(const char *path, const char *gpu, const cfg_key *want,
     }
     for (int i = 0; i < n; i++)
         own[i] = star[i] = -1;
-    if ((gpu && (c[0] = tsv_col(&t, "gpu", e)) < 0) ||
+    if ((gpu && (c[0] = tsv_col(&t, col, e)) < 0) ||
         (c[1] = tsv_col(&t, "key", e)) < 0 ||
         (c[2] = tsv_col(&t, "value", e)) < 0 ||
         (c[3] = tsv_col(&t, "source", e)) < 0)
         goto out;
     for (int r = 0; r < t.rows; r++)
-        if (keyed_row(&t, r, c, gpu, want, n, own, star, e))
+        if (keyed_row(&t, r, c, col, gpu, want, n, own, star, e))
             goto out;
     for (int i = 0; i < n; i++) {
         int r = own[i] >= 0 ? own[i] : star[i];
         if (r < 0 && gpu) {
             err_at(e, path, 0, want[i].key, "no row for %s and no '*' row "
-                   "(expected a row with gpu '*' giving the default)", gpu);
+                   "(expected a row with %s '*' giving the default)", gpu,
+                   col);
             goto out;
         }
         if (r < 0) {
@@ -225,10 +232,35 @@ int cfg_load_econ(const char *datadir, econ_params *p, llm_err *e)
          NULL, 0},
         {"usd_per_kwh", 0, 100, "USD/kWh", &p->usd_per_kwh, NULL, 0},
         {"pue", 1, 10, "ratio", &p->pue, NULL, 0},
-        {"server_usd_per_gpu", 0, 1e9, "USD", &p->server_usd_per_gpu, NULL,
-         0},
+        {"hosting_usd_per_kw_month", 0, 1e6, "USD/kW-month",
+         &p->hosting_usd_per_kw_month, NULL, 0},
     };
     return cfg_keyed_load(path, NULL, want, 4, e);
+}
+
+int cfg_load_node_econ(const char *datadir, const char *node, const char *gpu,
+                       econ_params *p, econ_sources *s, llm_err *e)
+{
+    char path[1100];
+    snprintf(path, sizeof path, "%s/calib/node-economics.tsv", datadir);
+    const cfg_key node_keys[] = {
+        {"server_usd_per_gpu", 0, 1e9, "USD", &p->server_usd_per_gpu,
+         s->server, sizeof s->server},
+        {"network_usd_per_gpu", 0, 1e9, "USD", &p->network_usd_per_gpu,
+         s->network, sizeof s->network},
+        {"host_w_per_gpu", 0, 1e5, "W", &p->host_w_per_gpu, s->host_w,
+         sizeof s->host_w},
+        {"network_w_per_gpu", 0, 1e5, "W", &p->network_w_per_gpu,
+         s->network_w, sizeof s->network_w},
+    };
+    if (cfg_keyed_load_by(path, "node", node, node_keys, 4, e))
+        return -1;
+    snprintf(path, sizeof path, "%s/calib/cloud-prices.tsv", datadir);
+    const cfg_key gpu_keys[] = {
+        {"rent_usd_per_gpu_hour", 0, 1e4, "USD/GPU-hour",
+         &p->rent_usd_per_gpu_hour, s->rent, sizeof s->rent},
+    };
+    return cfg_keyed_load_by(path, "gpu", gpu, gpu_keys, 1, e);
 }
 
 /* ---- calib/fit.tsv -------------------------------------------------------- */

@@ -325,10 +325,17 @@ static void ld_path(void *ctx, const char *in, char *out, size_t len)
     cfg_data_path(in, out, len);
 }
 
+static int ld_node_econ(void *ctx, const char *node, const char *gpu,
+                        econ_params *p, econ_sources *s, llm_err *e)
+{
+    (void)ctx;
+    return cfg_load_node_econ(cfg_datadir(), node, gpu, p, s, e);
+}
+
 const exp_loader *cfg_loader(void)
 {
     static const exp_loader ld = {NULL,       ld_model,  ld_topo_size,
                                   ld_cluster, ld_stack,  ld_engine,
-                                  ld_path};
+                                  ld_path,    ld_node_econ};
     return &ld;
 }

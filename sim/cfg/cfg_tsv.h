@@ -28,6 +28,9 @@ typedef struct cfg_key {
  * column and one row per key. */
 int cfg_keyed_load(const char *path, const char *gpu, const cfg_key *want,
                    int n, llm_err *e);
+/* The same with the rows chosen by column `col` (a node type, ...). */
+int cfg_keyed_load_by(const char *path, const char *col, const char *name,
+                      const cfg_key *want, int n, llm_err *e);
 
 /* topologies/pcie.tsv: the line rate per lane and the encoding of each
  * PCIe generation (0 where the table has no row). */

@@ -14,11 +14,16 @@ static const char usage[] =
     "cluster of the compare file and prints them side by side: step time,\n"
     "tokens/s, MFU, memory headroom and the plan (training); throughput,\n"
     "goodput under the SLOs and p90 latencies (serving); then for each the\n"
-    "purchase price, TDP and modelled power, energy per million tokens,\n"
-    "tokens per dollar (price amortized over the stated years plus\n"
-    "electricity at the stated price and PUE), and for training the time\n"
-    "and cost of training the stated number of tokens.  Ends with a verdict\n"
-    "and its biggest reason, from the GPUs' datasheet ratios.\n\n"
+    "purchase price (GPUs, the rest of the servers, the network), TDP,\n"
+    "modelled power (GPUs, hosts and switches), energy per million tokens,\n"
+    "tokens per dollar with its 80% band (owned: the purchase amortized\n"
+    "over the stated years, electricity at the stated price and PUE, and\n"
+    "hosting per kW; rented: a cloud's price per GPU-hour), and for\n"
+    "training the time and cost of training the stated number of tokens;\n"
+    "under the table every cost assumption and where it came from.  Ends\n"
+    "with a verdict that ranks by the low end of each cluster's range, says\n"
+    "when the two are indistinguishable within their error bands, and gives\n"
+    "its biggest reason from the GPUs' datasheet ratios.\n\n"
     "Each cluster gets its best training plan from `llmsim search` and its\n"
     "best serving deployment from the serving search (highest goodput),\n"
     "unless search = false in the file or --no-search: then the\n"
@@ -30,8 +35,12 @@ static const char usage[] =
     "  clusters = ( { name = \"8 x A100\"; cluster = \"dgx-a100\"; gpus = 8; },\n"
     "               { name = \"4 x H100\"; cluster = \"dgx-h100\"; gpus = 4;\n"
     "                 set = ( \"serving.dtype=fp8\" ); } );\n"
-    "  economics = { amortization_years = 3.0; usd_per_kwh = 0.10;\n"
-    "                pue = 1.3; server_usd_per_gpu = 0.0; };\n"
+    "  economics = { mode = \"own\";   # or \"rent\" (calib/cloud-prices.tsv)\n"
+    "                amortization_years = 3.0; usd_per_kwh = 0.10;\n"
+    "                pue = 1.3; hosting_usd_per_kw_month = 184.0;\n"
+    "                server_usd_per_gpu = 6250.0; host_w_per_gpu = 350.0; };\n"
+    "                # each optional: calib/economics.tsv and, per node type\n"
+    "                # and GPU, calib/node-economics.tsv and cloud-prices.tsv\n"
     "  train_tokens = 1.0e9;   # time and cost to train this many\n"
     "  search = true;\n\n"
     "--png renders the comparison as bars (each metric relative to the\n"
@@ -107,8 +116,10 @@ static int run(int argc, char **argv, llm_err *e)
         return EXIT_OK;
     static compare_result r;
     if (compare_run(&f, f.training[0] ? &t : NULL, f.serving[0] ? &s : NULL,
-                    f.search, cfg_loader(), &r, e))
+                    f.search, cfg_loader(), &r, e)) {
+        compare_free(&r);
         return EXIT_BAD_INPUT;
+    }
     int rc = EXIT_OK;
     if (o.png && rcompare_png(o.png, &f, &r, e))
         rc = EXIT_BAD_INPUT;

@@ -152,6 +152,7 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
             if (!o->has_gpu) {
                 o->gpu = *v.t->gpu;
                 o->has_gpu = true;
+                snprintf(o->node, sizeof o->node, "%s", v.t->spec.name);
             }
         } else if (d.n > 0 && d.d[0].ok) {
             rc = -1; /* the engine's profile: e says why */
@@ -175,30 +176,68 @@ static int run_serving(const exp_compare *f, const exp_serve *x0,
     if (!o->has_gpu) {
         o->gpu = *out.env.t->gpu;
         o->has_gpu = true;
+        snprintf(o->node, sizeof o->node, "%s", out.env.t->spec.name);
     }
     exp_serve_out_free(&out);
     return 0;
 }
 
-static void evaluate(const exp_compare *f, compare_outcome *o)
+/* The comparison's economics with this cluster's node type and GPU
+ * figures where the compare file leaves them (-1). */
+static int cluster_econ(const exp_compare *f, const exp_loader *ld,
+                        compare_outcome *o, llm_err *e)
+{
+    econ_params d = f->econ;
+    if (ld->node_econ(ld->ctx, o->node, o->gpu.name, &d, &o->econ_src, e))
+        return -1;
+    o->econ = f->econ;
+    double *mine[] = {&o->econ.server_usd_per_gpu, &o->econ.network_usd_per_gpu,
+                      &o->econ.host_w_per_gpu, &o->econ.network_w_per_gpu,
+                      &o->econ.rent_usd_per_gpu_hour};
+    const double data[] = {d.server_usd_per_gpu, d.network_usd_per_gpu,
+                           d.host_w_per_gpu, d.network_w_per_gpu,
+                           d.rent_usd_per_gpu_hour};
+    char *src[] = {o->econ_src.server, o->econ_src.network,
+                   o->econ_src.host_w, o->econ_src.network_w,
+                   o->econ_src.rent};
+    for (int k = 0; k < 5; k++) {
+        if (*mine[k] < 0)
+            *mine[k] = data[k];
+        else
+            snprintf(src[k], ECON_SRC, "the compare file");
+    }
+    if (o->econ.mode == ECON_RENT && o->econ.rent_usd_per_gpu_hour <= 0)
+        return err_set(e, "%s: economics.mode rent, and calib/cloud-prices.tsv "
+                          "has no price for %s (expected "
+                          "economics.rent_usd_per_gpu_hour = ...;)",
+                       f->h.file, o->gpu.name);
+    return 0;
+}
+
+static int evaluate(const exp_compare *f, const exp_loader *ld,
+                    compare_outcome *o, llm_err *e)
 {
     if (!o->trained && !o->served)
-        return;
+        return 0;
     if (o->trained) {
         o->gpu = *o->train.env.t->gpu;
         o->has_gpu = true;
+        snprintf(o->node, sizeof o->node, "%s", o->train.env.t->spec.name);
     }
+    if (cluster_econ(f, ld, o, e))
+        return -1;
     o->gpus = o->trained ? plan_train_gpus(&o->train.plan) : o->serve_gpus;
     double price = o->has_gpu ? o->gpu.price_usd : 0;
     econ_result tmp;
-    econ_eval(&f->econ, o->gpus, price, 0, 0, &tmp);
+    econ_eval(&o->econ, o->gpus, price, 0, 0, &tmp);
     o->purchase_usd = tmp.purchase_usd;
     if (o->trained)
-        econ_eval(&f->econ, o->gpus, price, o->train.power_w_per_gpu * o->gpus,
+        econ_eval(&o->econ, o->gpus, price, o->train.power_w_per_gpu * o->gpus,
                   o->train.r.tokens_per_s, &o->te);
     if (o->served)
-        econ_eval(&f->econ, o->serve_gpus, price, o->serve.avg_power_w,
+        econ_eval(&o->econ, o->serve_gpus, price, o->serve.avg_power_w,
                   o->serve.throughput_tokens_per_s, &o->se);
+    return 0;
 }
 
 void compare_tpd_range(const compare_outcome *o, bool train, double *lo,
@@ -370,7 +409,10 @@ int compare_run(const exp_compare *f, const exp_train *train,
             snprintf(o->error[0], sizeof o->error[0], "%s", te.msg);
         if (serve && run_serving(f, serve, &f->c[i], search, ld, o, &se))
             snprintf(o->error[1], sizeof o->error[1], "%s", se.msg);
-        evaluate(f, o);
+        if (evaluate(f, ld, o, e)) {
+            /* compare_free frees what ran */
+            return -1;
+        }
     }
     verdict(f, r->o, r->verdict, sizeof r->verdict);
     return 0;

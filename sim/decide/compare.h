@@ -19,6 +19,10 @@ typedef struct compare_outcome {
     int serve_gpus;
     char train_plan[200], serve_plan[96];
     band_est serve_band;   /* served: the throughput's error band */
+    char node[64];         /* the cluster's node type */
+    econ_params econ;      /* the comparison's, with this cluster's node
+                            * and GPU figures */
+    econ_sources econ_src; /* where those came from */
     econ_result te, se;    /* economics of training and serving */
     char error[2][600];    /* why training / serving has no result */
 } compare_outcome;

@@ -184,6 +184,10 @@ typedef struct exp_loader {
     int (*engine)(void *ctx, const char *name, eprof *s, llm_err *e);
     /* a data path as given, else under the data directory */
     void (*path)(void *ctx, const char *in, char *out, size_t len);
+    /* a node type's and a GPU's economics (the per-cluster fields of p)
+     * and their sources */
+    int (*node_econ)(void *ctx, const char *node, const char *gpu,
+                     econ_params *p, econ_sources *s, llm_err *e);
 } exp_loader;
 
 /* The run's stated overheads in place of ov's (negative fields: ov's). */

@@ -41,6 +41,62 @@ static void tpd_rows(FILE *fp, const exp_compare *f, const compare_outcome *o,
     row(fp, f, "tokens per $, 80% band high", "%.0f", hi);
 }
 
+/* What kind of figure a source gives, for the table: its words up to the
+ * first ':', '(' or ';' ("derived", "as dgx-h100", "not counted"); the
+ * whole source is in the data file and the JSON. */
+static const char *src_kind(const char *src, char *buf, size_t n)
+{
+    size_t k = strcspn(src, ":(;");
+    while (k > 0 && src[k - 1] == ' ')
+        k--;
+    if (k >= n)
+        k = n - 1;
+    memcpy(buf, src, k);
+    buf[k] = '\0';
+    return buf;
+}
+
+/* Every figure the costs rest on, and where each came from. */
+static void assumptions_text(FILE *fp, const exp_compare *f,
+                             const compare_outcome *o)
+{
+    const econ_params *p = &f->econ;
+    if (p->mode == ECON_RENT)
+        fprintf(fp, "\n  economics: rented by the GPU-hour (power, hosting and "
+                    "the servers included in the price)\n");
+    else
+        fprintf(fp, "\n  economics: owned; %.3g-year straight-line "
+                    "amortization, $%.3g/kWh, PUE %.2f, hosting $%.0f per kW "
+                    "of IT power a month (calib/economics.tsv or the compare "
+                    "file)\n", p->amortization_years, p->usd_per_kwh, p->pue,
+                p->hosting_usd_per_kw_month);
+    for (int i = 0; i < f->n; i++) {
+        const compare_outcome *x = &o[i];
+        if (!x->trained && !x->served)
+            continue;
+        const econ_params *q = &x->econ;
+        if (p->mode == ECON_RENT) {
+            fprintf(fp, "    %s: $%.2f per %s-hour (%s)\n", f->c[i].name,
+                    q->rent_usd_per_gpu_hour, x->gpu.name, x->econ_src.rent);
+            continue;
+        }
+        char a[48], b[48], c[48], d[48];
+        fprintf(fp, "    %s (%s), per GPU: GPU $%.0f; server $%.0f (%s); "
+                    "network $%.0f (%s); power beyond the GPUs %.0f W (%s); "
+                    "switches %.0f W (%s)\n",
+                f->c[i].name, x->node, x->gpu.price_usd, q->server_usd_per_gpu,
+                src_kind(x->econ_src.server, a, sizeof a),
+                q->network_usd_per_gpu,
+                src_kind(x->econ_src.network, b, sizeof b), q->host_w_per_gpu,
+                src_kind(x->econ_src.host_w, c, sizeof c),
+                q->network_w_per_gpu,
+                src_kind(x->econ_src.network_w, d, sizeof d));
+    }
+    if (p->mode != ECON_RENT)
+        fprintf(fp, "    (GPU prices: topologies/gpus.cfg; the rest: "
+                    "calib/node-economics.tsv, each figure with its source)\n");
+}
+
 void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
 {
     const compare_outcome *o = res->o;
@@ -59,7 +115,12 @@ void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
         row(fp, f, label, fmt, v);                                               \
     } while (0)
     ROW("GPUs", "%.0f", x->gpus ? x->gpus : NAN);
-    ROW("purchase (GPUs + servers), $", "%.0f", x->purchase_usd);
+    if (f->econ.mode == ECON_RENT)
+        ROW("rent, $ per hour", "%.2f",
+            x->gpus ? x->gpus * x->econ.rent_usd_per_gpu_hour : NAN);
+    else
+        ROW("purchase (GPUs, servers, network), $", "%.0f",
+            x->gpus ? x->purchase_usd : NAN);
     ROW("TDP, all GPUs, W", "%.0f", x->has_gpu ? x->gpus * x->gpu.tdp_w : NAN);
     if (f->training[0]) {
         fprintf(fp, "\n  training: %s\n", f->training);
@@ -76,7 +137,8 @@ void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
             x->trained ? (x->train.env.t->gpu->memory_bytes -
                           x->train.r.memory_peak_bytes) / GiB
                        : NAN);
-        ROW("modelled power, W", "%.0f", x->trained ? x->te.power_w : NAN);
+        ROW("power: GPUs + hosts + network, W", "%.0f",
+            x->trained ? x->te.power_w : NAN);
         ROW("energy per M tokens, kWh", "%.3f",
             x->trained ? x->te.energy_j_per_mtok / 3.6e6 : NAN);
         ROW("cost per hour, $", "%.2f", x->trained ? x->te.usd_per_h : NAN);
@@ -108,7 +170,8 @@ void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
             x->served ? 1e3 * x->serve.ttft.p90 : NAN);
         ROW("p90 TPOT, ms", "%.1f",
             x->served ? 1e3 * x->serve.tpot.p90 : NAN);
-        ROW("modelled power, W", "%.0f", x->served ? x->se.power_w : NAN);
+        ROW("power: GPUs + hosts + network, W", "%.0f",
+            x->served ? x->se.power_w : NAN);
         ROW("energy per M tokens, kWh", "%.3f",
             x->served ? x->se.energy_j_per_mtok / 3.6e6 : NAN);
         ROW("$ per M output tokens", "%.3f", x->served ? x->se.usd_per_mtok : NAN);
@@ -116,21 +179,56 @@ void rcompare_text(FILE *fp, const exp_compare *f, const compare_result *res)
         tpd_rows(fp, f, o, false);
     }
 #undef ROW
-    fprintf(fp, "\n  economics: %.3g-year amortization, $%.3g/kWh, PUE %.2f, "
-           "server $%.0f per GPU\n\n%s\n",
-           f->econ.amortization_years, f->econ.usd_per_kwh, f->econ.pue,
-           f->econ.server_usd_per_gpu, verdict_text);
+    assumptions_text(fp, f, o);
+    fprintf(fp, "\n%s\n", verdict_text);
 }
 
 static json_t *econ_json(const econ_result *r)
 {
     json_t *j = json_object();
+    json_object_set_new(j, "gpu_power_w", json_real(r->gpu_power_w));
     json_object_set_new(j, "power_w", json_real(r->power_w));
+    json_object_set_new(j, "capex_usd_per_hour", json_real(r->capex_usd_per_h));
+    json_object_set_new(j, "energy_usd_per_hour",
+                        json_real(r->energy_usd_per_h));
+    json_object_set_new(j, "hosting_usd_per_hour",
+                        json_real(r->hosting_usd_per_h));
+    json_object_set_new(j, "rent_usd_per_hour", json_real(r->rent_usd_per_h));
     json_object_set_new(j, "usd_per_hour", json_real(r->usd_per_h));
     json_object_set_new(j, "tokens_per_usd", json_real(r->tokens_per_usd));
     json_object_set_new(j, "usd_per_mtok", json_real(r->usd_per_mtok));
     json_object_set_new(j, "energy_j_per_mtok",
                         json_real(r->energy_j_per_mtok));
+    return j;
+}
+
+static json_t *assumptions_json(const econ_params *g, const compare_outcome *o)
+{
+    const econ_params *p = &o->econ;
+    const econ_sources *s = &o->econ_src;
+    json_t *j = json_object();
+    json_object_set_new(j, "mode", json_string(econ_mode_names[g->mode]));
+    json_object_set_new(j, "node", json_string(o->node));
+    json_object_set_new(j, "amortization_years",
+                        json_real(p->amortization_years));
+    json_object_set_new(j, "usd_per_kwh", json_real(p->usd_per_kwh));
+    json_object_set_new(j, "pue", json_real(p->pue));
+    json_object_set_new(j, "hosting_usd_per_kw_month",
+                        json_real(p->hosting_usd_per_kw_month));
+    const struct {
+        const char *key, *src;
+        double v;
+    } f[] = {{"server_usd_per_gpu", s->server, p->server_usd_per_gpu},
+             {"network_usd_per_gpu", s->network, p->network_usd_per_gpu},
+             {"host_w_per_gpu", s->host_w, p->host_w_per_gpu},
+             {"network_w_per_gpu", s->network_w, p->network_w_per_gpu},
+             {"rent_usd_per_gpu_hour", s->rent, p->rent_usd_per_gpu_hour}};
+    json_t *src = json_object();
+    for (int k = 0; k < 5; k++) {
+        json_object_set_new(j, f[k].key, json_real(f[k].v));
+        json_object_set_new(src, f[k].key, json_string(f[k].src));
+    }
+    json_object_set_new(j, "sources", src);
     return j;
 }
 
@@ -156,6 +254,9 @@ json_t *rcompare_json(const exp_compare *f, const compare_result *res)
         json_object_set_new(c, "purchase_usd", json_real(o[i].purchase_usd));
         json_object_set_new(c, "tdp_w", json_real(
             o[i].has_gpu ? o[i].gpus * o[i].gpu.tdp_w : 0));
+        if (o[i].trained || o[i].served)
+            json_object_set_new(c, "assumptions",
+                                assumptions_json(&f->econ, &o[i]));
         if (o[i].trained) {
             json_t *t = rtrain_json(&o[i].train);
             json_object_set_new(t, "plan_name", json_string(o[i].train_plan));
@@ -233,6 +334,22 @@ static int plot_install(const char *tmp, const char *png, bool svg, llm_err *e)
     return rc;
 }
 
+/* The cost assumptions in one line, for the chart's foot. */
+static void assumptions_line(const exp_compare *f, char *buf, size_t n)
+{
+    const econ_params *p = &f->econ;
+    if (p->mode == ECON_RENT)
+        snprintf(buf, n, "costs: rented per GPU-hour at calib/cloud-prices.tsv's "
+                         "prices (power, hosting and servers included)");
+    else
+        snprintf(buf, n, "costs: owned; GPUs, servers and network over %.3g "
+                         "years; IT power (GPUs + hosts + switches) x PUE %.2f "
+                         "at $%.3g/kWh;\\nhosting $%.0f per kW-month "
+                         "(calib/economics.tsv, calib/node-economics.tsv)",
+                 p->amortization_years, p->pue, p->usd_per_kwh,
+                 p->hosting_usd_per_kw_month);
+}
+
 int rcompare_png(const char *png, const exp_compare *f,
                  const compare_result *res, llm_err *e)
 {
@@ -267,6 +384,10 @@ int rcompare_png(const char *png, const exp_compare *f,
                "set yrange [0:*]\nset xtics noenhanced\nset datafile "
                "separator '\\t'\n",
             f->description[0] ? f->description : "comparison", f->c[0].name);
+    char foot[400];
+    assumptions_line(f, foot, sizeof foot);
+    fprintf(g, "set bmargin 6\nset label 99 \"%s\" at screen 0.01, "
+               "screen 0.05 left font ',9' noenhanced\n", foot);
     fprintf(g, "$d << EOD\nmetric");
     for (int i = 0; i < f->n; i++)
         fprintf(g, "\t%s", f->c[i].name);

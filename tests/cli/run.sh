@@ -1067,6 +1067,30 @@ CFG
 run 0 compare-oom -- compare "$tmp/oom.cfg"
 has 'replicated +the plan does not fit: [0-9.]+ GiB per GPU of 79\.7'
 has 'Verdict: sharded is the only cluster that runs it'
+# costs as buyers pay them: servers and host power per node type, hosting,
+# every assumption under the table; renting by the GPU-hour instead
+run 0 compare-costs -- compare "$tmp/ah.cfg"
+has '^  purchase \(GPUs, servers, network\), \$ +150000 +135000$'
+has 'hosting \$184 per kW of IT power a month'
+has '8 x A100 \(dgx-a100\), per GPU: GPU \$12500; server \$6250 \(as dgx-h100\); network \$0 \(not counted\); power beyond the GPUs 250 W \(derived\)'
+has '4 x H100 \(dgx-h100\), per GPU: GPU \$27500; server \$6250 \(derived\);.* power beyond the GPUs 350 W \(derived from a measurement\)'
+run 0 compare-costs-json -- compare "$tmp/ah.cfg" --json
+has '"host_w_per_gpu": 350'
+has '"host_w_per_gpu": "derived from a measurement: .*arXiv:2412.08602'
+# the IT power is the GPUs' modelled power plus 350 W for each of 4 H100s
+if awk -F': ' '/"gpu_power_w":/ { g = $2 + 0 } /"power_w":/ { p = $2 + 0 } END { exit !(p - g > 1399.99 && p - g < 1400.01) }' "$tmp/out"; then ok; else bad "power_w is not gpu_power_w + 4 x 350 W"; fi
+sed 's/^search = false;/search = false;\neconomics = { mode = "rent"; };/' "$tmp/ah.cfg" >"$tmp/rent.cfg"
+run 0 compare-rent -- compare "$tmp/rent.cfg"
+has '^  rent, \$ per hour +14\.32 +11\.96$'
+has 'rented by the GPU-hour'
+has '4 x H100: \$2\.99 per h100-sxm-hour \(Lambda'
+sed 's/cluster = "dgx-a100"/cluster = "pcie-8x-l40s"/' "$tmp/rent.cfg" >"$tmp/rent-l40s.cfg"
+run 1 compare-rent-no-price -- compare "$tmp/rent-l40s.cfg"
+has 'economics.mode rent, and calib/cloud-prices.tsv has no price for l40s \(expected economics.rent_usd_per_gpu_hour'
+quiet
+sed 's/mode = "rent";/mode = "rent"; rent_usd_per_gpu_hour = 1.0;/' "$tmp/rent-l40s.cfg" >"$tmp/rent-l40s-set.cfg"
+run 0 compare-rent-set -- compare "$tmp/rent-l40s-set.cfg"
+has '\$1\.00 per l40s-hour \(the compare file\)'
 cat >"$tmp/one.cfg" <<'CFG'
 training = "configs/train-llama2-7b-8xh100.cfg";
 clusters = ( { name = "only"; cluster = "dgx-h100"; } );

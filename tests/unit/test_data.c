@@ -301,15 +301,30 @@ static void test_overhead_errors(void **state)
 static void test_econ_shipped(void **state)
 {
     (void)state;
-    /* 3-year amortization, $0.10/kWh (EIA industrial), PUE 1.3, no
-     * server share */
+    /* 3-year amortization, $0.10/kWh (EIA industrial), PUE 1.3, hosting
+     * at CBRE's H2 2024 colocation rate */
     econ_params p;
     llm_err e;
     assert_int_equal(cfg_load_econ(".", &p, &e), 0);
     assert_true(p.amortization_years == 3);
     assert_true(p.usd_per_kwh == 0.10);
     assert_true(p.pue == 1.3);
-    assert_true(p.server_usd_per_gpu == 0);
+    assert_true(p.hosting_usd_per_kw_month == 184);
+    /* a node type's own rows, and the '*' rows for one without: DGX H100
+     * measured 8.4 kW while training, 2.8 kW beyond its 8 x 700 W GPUs;
+     * a GPU with no rental price has 0 */
+    econ_sources s;
+    assert_int_equal(cfg_load_node_econ(".", "dgx-h100", "h100-sxm", &p, &s, &e),
+                     0);
+    assert_true(p.host_w_per_gpu == 350);
+    assert_true(p.server_usd_per_gpu == 6250);
+    assert_true(p.rent_usd_per_gpu_hour == 2.99);
+    assert_non_null(strstr(s.host_w, "arXiv:2412.08602"));
+    assert_int_equal(cfg_load_node_econ(".", "pcie-8x-l40s", "l40s", &p, &s, &e),
+                     0);
+    assert_true(p.host_w_per_gpu == 350);
+    assert_true(p.rent_usd_per_gpu_hour == 0);
+    assert_non_null(strstr(s.host_w, "as dgx-h100"));
 }
 
 /* A compare file's economics group overrides the data's defaults, key by
@@ -338,7 +353,7 @@ static void test_econ_compare_override(void **state)
 
 #define ECON_OK                                                             \
     "amortization_years\t3\ty\ts\nusd_per_kwh\t0.1\tu\ts\n"               \
-    "pue\t1.3\tr\ts\nserver_usd_per_gpu\t0\tu\ts\n"
+    "pue\t1.3\tr\ts\nhosting_usd_per_kw_month\t150\tu\ts\n"
 
 static const char *econ_error(const char *table)
 {

@@ -155,21 +155,41 @@ static void test_file_resume(void **state)
     sweep_free(&s);
 }
 
-/* Closed forms: $100,000 over 3 years is $3.80/h; 2 kW at PUE 1.5 and
- * $0.10/kWh is $0.30/h; at 1,000 tokens/s that is 3.6 M tokens/h. */
+/* Closed forms: 8 GPUs at $10,000 with $2,000 of server and $500 of
+ * network each is $100,000, over 3 years $3.80/h; GPUs drawing 2 kW plus
+ * 8 x (200 + 50) W of hosts and switches is 4 kW, at PUE 1.5 and $0.10/kWh
+ * $0.60/h, hosted at $150 per kW-month $0.8214/h; at 1,000 tokens/s that
+ * is 3.6 M tokens/h.  Rented at $2.50 per GPU-hour: $20/h, power not
+ * charged but still counted per token. */
 static void test_econ(void **state)
 {
     (void)state;
-    econ_params p = {.amortization_years = 3, .usd_per_kwh = 0.10,
-                     .pue = 1.5, .server_usd_per_gpu = 2500};
+    econ_params p = {.mode = ECON_OWN, .amortization_years = 3,
+                     .usd_per_kwh = 0.10, .pue = 1.5,
+                     .hosting_usd_per_kw_month = 150,
+                     .server_usd_per_gpu = 2000, .network_usd_per_gpu = 500,
+                     .host_w_per_gpu = 200, .network_w_per_gpu = 50,
+                     .rent_usd_per_gpu_hour = 2.5};
     econ_result r;
     econ_eval(&p, 8, 10000, 2000, 1000, &r);
     assert_close(r.purchase_usd, 100000, 1e-12);
     assert_close(r.capex_usd_per_h, 100000 / (3 * 8766.0), 1e-12);
-    assert_close(r.energy_usd_per_h, 0.30, 1e-12);
+    assert_close(r.gpu_power_w, 2000, 1e-12);
+    assert_close(r.power_w, 4000, 1e-12);
+    assert_close(r.energy_usd_per_h, 0.60, 1e-12);
+    assert_close(r.hosting_usd_per_h, 4 * 150 / (8766.0 / 12), 1e-12);
+    assert_close(r.usd_per_h, r.capex_usd_per_h + 0.60 + r.hosting_usd_per_h,
+                 1e-12);
     assert_close(r.tokens_per_usd, 3.6e6 / r.usd_per_h, 1e-12);
     assert_close(r.usd_per_mtok, r.usd_per_h / 3.6, 1e-12);
-    assert_close(r.energy_j_per_mtok, 2e6, 1e-12); /* 2 J per token */
+    assert_close(r.energy_j_per_mtok, 4e6, 1e-12); /* 4 J per token */
+    p.mode = ECON_RENT;
+    econ_eval(&p, 8, 10000, 2000, 1000, &r);
+    assert_close(r.usd_per_h, 20, 1e-12);
+    assert_close(r.rent_usd_per_h, 20, 1e-12);
+    assert_true(r.capex_usd_per_h == 0 && r.energy_usd_per_h == 0);
+    assert_close(r.energy_j_per_mtok, 4e6, 1e-12);
+    assert_close(r.tokens_per_usd, 3.6e6 / 20, 1e-12);
 }
 
 /* Llama-2-7B on 8 H100, 64 x 4096 tokens: every ranked plan fits, the
