@@ -43,8 +43,9 @@ static const char usage[] =
     "                # and GPU, calib/node-economics.tsv and cloud-prices.tsv\n"
     "  train_tokens = 1.0e9;   # time and cost to train this many\n"
     "  search = true;\n\n"
-    "--png renders the comparison as bars (each metric relative to the\n"
-    "first cluster; higher is better) with gnuplot (SVG when FILE ends in\n"
+    "--png renders the comparison with gnuplot, a panel per metric in its\n"
+    "own unit, each bar with its value and its 80% error band, the cost\n"
+    "assumptions at the foot (SVG when FILE ends in\n"
     ".svg).  JSON keys: clusters\n"
     "[{name, gpu, gpus, purchase_usd, tdp_w, training {...}, serving\n"
     "{...}}], verdict.\n";

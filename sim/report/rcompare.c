@@ -334,6 +334,104 @@ static int plot_install(const char *tmp, const char *png, bool svg, llm_err *e)
     return rc;
 }
 
+/* One panel's figure of cluster x (train, else serve; kind 0 throughput,
+ * 1 tokens per dollar, 2 tokens per joule) and its 80% range; false when
+ * the cluster has none. */
+static bool panel_value(const compare_outcome *x, bool train, int kind,
+                        double v[3])
+{
+    if (!(train ? x->trained : x->served))
+        return false;
+    const econ_result *r = train ? &x->te : &x->se;
+    const band_est *b = train ? &x->train.band : &x->serve_band;
+    switch (kind) {
+    case 0:
+        v[0] = train ? x->train.r.tokens_per_s : x->serve.goodput_requests_per_s;
+        break;
+    case 1: v[0] = r->tokens_per_usd; break;
+    default: v[0] = r->energy_j_per_mtok > 0 ? 1e6 / r->energy_j_per_mtok : 0;
+    }
+    /* each is a rate: the band's time ratios invert (energy per token and
+     * cost per token scale with the time of the work, as modelled) */
+    v[1] = v[2] = v[0];
+    if (b->have)
+        band_ends(b, v[0], true, &v[1], &v[2]);
+    return true;
+}
+
+/* A panel per figure: each cluster's bar with its value written on it
+ * and its 80% band as an error bar, in the figure's own unit. */
+static void plot_panels(FILE *g, const exp_compare *f, const compare_outcome *o,
+                        const char *foot)
+{
+    static const struct {
+        bool train;
+        int kind;
+        const char *title;
+    } P[] = {{true, 0, "training: tokens/s"},
+             {true, 1, "training: tokens per $"},
+             {true, 2, "training: tokens per J (IT power)"},
+             {false, 0, "serving: goodput, requests/s in SLO"},
+             {false, 1, "serving: output tokens per $"},
+             {false, 2, "serving: output tokens per J (IT power)"}};
+    int want[6], n = 0;
+    for (int k = 0; k < 6; k++) {
+        bool any = false;
+        double v[3];
+        for (int i = 0; i < f->n; i++)
+            any |= panel_value(&o[i], P[k].train, P[k].kind, v);
+        if (any && (P[k].train ? f->training[0] : f->serving[0]))
+            want[n++] = k;
+    }
+    fprintf(g, "set datafile separator '\\t'\nset style fill solid 0.85 "
+               "border -1\nset grid ytics\nset xtics "
+               "noenhanced\nset key off\n"
+               "set label 99 \"%s\" at screen 0.01, screen 0.035 left "
+               "font ',9' noenhanced\n", foot);
+    if (n == 0) {
+        fprintf(g, "set title \"%s\" noenhanced\nset label 1 'no cluster "
+                   "could run the workload' at graph 0.5, 0.5 center\nplot "
+                   "[0:1] [0:1] NaN notitle\n",
+                f->description[0] ? f->description : "comparison");
+        return;
+    }
+    int cols = n > 3 ? 3 : n, rows = (n + cols - 1) / cols;
+    fprintf(g, "set multiplot layout %d,%d title \"%s (bars: llmsim; error "
+               "bars: the 80%% band of published runs like each)\" "
+               "noenhanced margins 0.06,0.98,0.14,0.9 spacing 0.07,0.16\n",
+            rows, cols, f->description[0] ? f->description : "comparison");
+    for (int q = 0; q < n; q++) {
+        int k = want[q];
+        fprintf(g, "$p%d << EOD\n", q);
+        double top = 0;
+        for (int i = 0; i < f->n; i++) {
+            double v[3] = {0, 0, 0};
+            if (!panel_value(&o[i], P[k].train, P[k].kind, v)) {
+                fprintf(g, "%s\tNaN\tNaN\tNaN\tcould not run\n",
+                        f->c[i].name);
+                continue;
+            }
+            fprintf(g, "%s\t%.6g\t%.6g\t%.6g\t\n", f->c[i].name, v[0], v[1],
+                    v[2]);
+            top = v[2] > top ? v[2] : top;
+        }
+        /* room above the highest error bar for its label; thousands and
+         * millions as 7.5k and 3.5M */
+        fprintf(g, "EOD\nset yrange [0:%.6g]\nset format y '%s'\n",
+                top > 0 ? 1.25 * top : 1, top >= 1000 ? "%.1s%c" : "%g");
+        fprintf(g, "set title '%s'\nset xrange [-0.6:%d.6]\n"
+                   "plot $p%d using 0:2:(0.6):($0 + 1) with boxes lc "
+                   "variable, '' using 0:2:3:4 with yerrorbars lc rgb "
+                   "'black' pt 0, '' using 0:4:($2 >= 1000 ? "
+                   "sprintf('%%.0f', $2) : sprintf('%%.3g', $2)) with labels "
+                   "offset 0,1.1 font ',9', "
+                   "'' using 0:(0):5 with labels offset 0,1 font ',8', "
+                   "'' using 0:(NaN):xtic(1) notitle\n",
+                P[k].title, f->n - 1, q);
+    }
+    fprintf(g, "unset multiplot\n");
+}
+
 /* The cost assumptions in one line, for the chart's foot. */
 static void assumptions_line(const exp_compare *f, char *buf, size_t n)
 {
@@ -373,69 +471,13 @@ int rcompare_png(const char *png, const exp_compare *f,
         return err_set(e, "--png: cannot run gnuplot (install gnuplot-nox)");
     }
     if (util_ends_with(png, ".svg"))
-        fprintf(g, "set terminal svg size 1100,560 font 'sans,11'\n");
+        fprintf(g, "set terminal svg size 1200,720 font 'sans,11'\n");
     else
-        fprintf(g, "set terminal pngcairo size 1100,560 font 'sans,11'\n");
+        fprintf(g, "set terminal pngcairo size 1200,720 font 'sans,11'\n");
     fprintf(g, "set output '%s'\n", tmp);
-    fprintf(g, "set title \"%s\"\nset style data histograms\n"
-               "set style histogram clustered gap 1\nset style fill solid 0.85 "
-               "border -1\nset boxwidth 0.9\nset grid ytics\nset key top left\n"
-               "set ylabel 'relative to %s (higher is better)'\n"
-               "set yrange [0:*]\nset xtics noenhanced\nset datafile "
-               "separator '\\t'\n",
-            f->description[0] ? f->description : "comparison", f->c[0].name);
     char foot[400];
     assumptions_line(f, foot, sizeof foot);
-    fprintf(g, "set bmargin 6\nset label 99 \"%s\" at screen 0.01, "
-               "screen 0.05 left font ',9' noenhanced\n", foot);
-    fprintf(g, "$d << EOD\nmetric");
-    for (int i = 0; i < f->n; i++)
-        fprintf(g, "\t%s", f->c[i].name);
-    fprintf(g, "\n");
-    struct {
-        const char *name;
-        int kind; /* 0 train, 1 serve */
-        double (*get)(const compare_outcome *);
-    } m[] = {
-        {"train tokens/s", 0, NULL},  {"train tokens/$", 0, NULL},
-        {"train tokens/J", 0, NULL}, {"serve goodput", 1, NULL},
-        {"serve tokens/$", 1, NULL}, {"serve tokens/J", 1, NULL},
-    };
-    int rows = 0;
-    for (int k = 0; k < 6; k++) {
-        double v[EXP_COMPARE_MAX];
-        int ran = 0;
-        for (int i = 0; i < f->n; i++) {
-            const compare_outcome *x = &o[i];
-            v[i] = 0; /* could not run: a bar of 0 */
-            if (!(m[k].kind ? x->served : x->trained))
-                continue;
-            ran++;
-            switch (k) {
-            case 0: v[i] = x->train.r.tokens_per_s; break;
-            case 1: v[i] = x->te.tokens_per_usd; break;
-            case 2: v[i] = 1 / fmax(x->te.energy_j_per_mtok, 1e-30); break;
-            case 3: v[i] = x->serve.goodput_requests_per_s; break;
-            case 4: v[i] = x->se.tokens_per_usd; break;
-            default: v[i] = 1 / fmax(x->se.energy_j_per_mtok, 1e-30); break;
-            }
-        }
-        if (ran == 0 || v[0] <= 0)
-            continue; /* nothing to compare, or nothing to compare to */
-        rows++;
-        fprintf(g, "%s", m[k].name);
-        for (int i = 0; i < f->n; i++)
-            fprintf(g, "\t%.4f", v[i] / v[0]);
-        fprintf(g, "\n");
-    }
-    if (rows == 0)
-        fprintf(g, "nothing\t1\nEOD\nset label 1 '%s could not run "
-                   "the workload' at graph 0.5, 0.5 center\nunset key\n"
-                   "plot $d using 2:xtic(1) with points notitle\n",
-                f->c[0].name);
-    else
-        fprintf(g, "EOD\nplot for [c=2:%d] $d using c:xtic(1) title "
-                   "columnheader(c)\n", f->n + 1);
+    plot_panels(g, f, o, foot);
     int rc = pclose(g);
     if (rc != 0) {
         remove(tmp);
