@@ -244,7 +244,7 @@ plots: deps
 	rm -f $(SCALING).csv
 	./llmsim sweep configs/sweep-scaling-interconnect.cfg --no-progress
 	sh $(P)/scaling.sh $(SCALING).csv $(SCALING).dat
-	for t in png svg; do gnuplot -e "in='$(SCALING).dat'; out='$(SCALING).$$t'; term='$$t'; title='Llama-2-13B weak scaling on DGX A100: TP 8 in a node, data parallel over InfiniBand'" $(P)/scaling.gp; done
+	for t in png svg; do gnuplot -e "in='$(SCALING).dat'; out='$(SCALING).$$t'; term='$$t'; title='Llama-2-13B weak scaling on DGX A100: TP 8 in a node, data parallel over InfiniBand (NVLink and IB per GPU)'" $(P)/scaling.gp; done
 	rm -f $(MEMORY).csv
 	./llmsim sweep configs/train-llama3-70b-64xh100.cfg --vary parallel.zero=0,1,2,3 \
 	  --vary parallel.recompute=none,selective,full --out $(MEMORY).csv --no-progress

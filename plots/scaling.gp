@@ -8,13 +8,13 @@
 # fastest NVLink in the table is drawn solid, slower ones dashed.
 if (!exists("in")) in = 'scaling.dat'
 if (!exists("out")) out = 'scaling.png'
-if (!exists("title")) title = 'weak scaling: tokens/s per GPU relative to the smallest GPU count'
+if (!exists("title")) title = 'weak scaling: tokens/s per GPU against ideal linear scaling'
 if (!exists("term")) term = 'png'
 if (term ne 'png' && term ne 'svg') { exit error "term='" . term . "': expected 'png' or 'svg'" }
 if (term eq 'svg') {
-    set terminal svg size 960,560 font "sans,10" dynamic background rgb "white"
+    set terminal svg size 960,620 font "sans,10" dynamic background rgb "white"
 } else {
-    set terminal pngcairo size 960,560 font "sans,10"
+    set terminal pngcairo size 960,620 font "sans,10"
 }
 set output out
 # each series' first line is a header whose 2nd column is its name
@@ -44,7 +44,7 @@ point(i) = (nv[i] > 0 && nv[i] < nvmax) ? 6 : 7
 
 set title title
 set xlabel "GPUs"
-set ylabel "scaling efficiency: tokens/s per GPU against the smallest run (%)"
+set ylabel "tokens/s per GPU, % of the fastest smallest run (ideal linear scaling)"
 set logscale x 2
 set xrange [gmin / 1.15 : gmax * 1.15]
 # ticks at the powers of 2 the GPU counts span (8, 16, ..., 256)
@@ -52,10 +52,14 @@ set xtics () format "%g"
 do for [k = floor(log(gmin)/log(2) + 1e-9) : ceil(log(gmax)/log(2) - 1e-9)] {
     set xtics add (2**k)
 }
-set yrange [0:105]
+# from just under the lowest point, in steps of 10%: the spread is the story
+stats in using ($2 * 100) nooutput
+ylo = floor(STATS_min / 10) * 10 - 5
+set yrange [(ylo < 0 ? 0 : ylo) : 105]
 set ytics 0, 10, 100 format "%g%%"
 set grid
-set key bottom left Left reverse maxrows 4 box opaque samplen 3
-set key title (nvmax > 0 || ibmax > 0 ? "interconnect (per GPU)" : "")
+set key below center Left reverse maxcols 4 box samplen 3 spacing 1.1 height 0.6
+set bmargin 8
+set key title ""
 plot for [i = 1:n] in index i-1 using 1:($2 * 100) with linespoints \
        lw 2 dt dash(i) pt point(i) ps 1.1 lc palette cb cb(i) title columnheader(2)

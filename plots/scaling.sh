@@ -8,8 +8,11 @@
 # any other varied axis but nodes, gpus and parallel.dp (so different
 # configurations never share a line).  For each series, sorted by GPUs:
 #   gpus efficiency tokens_per_s_per_gpu nvlink_GBps ib_gbps
-# efficiency = (tokens_per_s / gpus) / the same at the series' smallest
-# GPU count; nvlink_GBps and ib_gbps are 0 where the CSV lacks the axis.
+# efficiency = (tokens_per_s / gpus) / the best tokens/s per GPU of the
+# whole sweep's smallest GPU count: ideal linear scaling from the fastest
+# small run, so a slower interconnect's loss shows from its first point
+# (normalizing each series to its own start would hide it); nvlink_GBps
+# and ib_gbps are 0 where the CSV lacks the axis.
 # Each series starts with a comment line naming it, then a header line
 # whose 2nd column is that name in quotes (gnuplot's columnheader(2));
 # series are separated by two blank lines (gnuplot's index).
@@ -76,8 +79,12 @@ NR == 1 {
 }' "$in" >"$rows" || exit 1
 [ -s "$rows" ] || { echo "scaling.sh: no row of $in has status ok" >&2; exit 1; }
 
+# the reference: the best tokens/s per GPU at the smallest GPU count
+base=$(awk -F "$tab" 'NR == 1 || $4 < g { g = $4; b = $5; next }
+    $4 == g && $5 > b { b = $5 } END { printf "%.17g", b }' "$rows")
+
 # 2. sorted: fastest NVLink first, then slowest IB first, then GPUs up
-sort -t "$tab" -k1,1nr -k2,2n -k3,3 -k4,4n "$rows" | awk -F "$tab" -v src="$in" '
+sort -t "$tab" -k1,1nr -k2,2n -k3,3 -k4,4n "$rows" | awk -F "$tab" -v src="$in" -v base="$base" '
 BEGIN {
     print "# scaling efficiency from " src
     print "# columns: gpus efficiency tokens_per_s_per_gpu nvlink_GBps ib_gbps"
@@ -93,7 +100,7 @@ BEGIN {
         gsub(/"/, "", name)
         printf "%s# %s\n", (NR > 1 ? "\n\n" : ""), name
         printf "gpus \"%s\" tokens_per_s_per_gpu nvlink_GBps ib_gbps\n", name
-        base = $5; last = key
+        last = key
     }
     printf "%d %.6f %.3f %s %s\n", $4, (base > 0 ? $5 / base : 0), $5,
         ($1 != "" ? $1 : 0), ($2 != "" ? $2 : 0)
