@@ -227,7 +227,7 @@ knee: deps
 	  --prompt-len empirical:configs/traces/azure-llm-2023-conv.csv \
 	  --output-len empirical:configs/traces/azure-llm-2023-conv.csv \
 	  --requests 3000 --seed 1 --slo-ttft 1000 --slo-tpot 100 --allow-truncate
-	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).png'; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" plots/serve-knee.gp
+	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).png'; slo_ttft=1.0; slo_tpot=100; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" plots/serve-knee.gp
 
 # The README's pictures, PNG and SVG, from the ready experiments.  Sweep
 # files are removed first: a sweep resumes whatever its --out file holds.
@@ -258,7 +258,7 @@ plots: deps
 	  --global-batch 16 --seq-len 4096 --recompute selective --zero 1 --timeline $(TIMELINE).csv >/dev/null
 	for t in png svg; do gnuplot -e "in='$(TIMELINE).csv'; out='$(TIMELINE).$$t'; term='$$t'; title='Llama-2-7B on 8 x H100, TP 2 x PP 2 x DP 2: one training step'" $(P)/timeline.gp; done
 	@$(MAKE) --no-print-directory knee
-	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).svg'; term='svg'; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" $(P)/serve-knee.gp
+	gnuplot -e "in='$(KNEE).csv'; out='$(KNEE).svg'; term='svg'; slo_ttft=1.0; slo_tpot=100; title='Llama-2-70B on 8 x H100 (2 replicas of TP 4), Poisson arrivals with the Azure conversation lengths'" $(P)/serve-knee.gp
 	@echo "plots: PNG and SVG in $(P)/"
 
 install: all
