@@ -253,7 +253,7 @@ plots: deps
 	./llmsim serve configs/serve-llama2-70b-8xh100.cfg --requests 3000 --csv $(CDF).csv >/dev/null
 	./llmsim serve configs/serve-llama2-70b-8xh100.cfg --requests 3000 --set serving.tp=8 \
 	  --set serving.replicas=1 --csv $(CDF)-tp8.csv >/dev/null
-	for t in png svg; do gnuplot -e "in='$(CDF).csv'; label1='2 replicas of TP 4'; in2='$(CDF)-tp8.csv'; label2='1 replica of TP 8'; out='$(CDF).$$t'; term='$$t'; title='Llama-2-70B on 8 x H100, Azure conversation trace (first 3,000 requests)'" $(P)/latency-cdf.gp; done
+	for t in png svg; do gnuplot -e "in='$(CDF).csv'; label1='2 replicas of TP 4'; in2='$(CDF)-tp8.csv'; label2='1 replica of TP 8'; out='$(CDF).$$t'; term='$$t'; slo_ttft=1000; slo_tpot=100; title='Llama-2-70B on 8 x H100, Azure conversation trace (first 3,000 requests)'" $(P)/latency-cdf.gp; done
 	./llmsim train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 --dp 2 --sp \
 	  --global-batch 16 --seq-len 4096 --recompute selective --zero 1 --timeline $(TIMELINE).csv >/dev/null
 	for t in png svg; do gnuplot -e "in='$(TIMELINE).csv'; out='$(TIMELINE).$$t'; term='$$t'; title='Llama-2-7B on 8 x H100, TP 2 x PP 2 x DP 2: one training step'" $(P)/timeline.gp; done
