@@ -403,17 +403,90 @@ int rtrain_trace(const char *path, const exp_train_out *o, llm_err *e)
 
 /* ---- timeline -------------------------------------------------------------- */
 
+/* The GPUs of stage s's tensor-parallel group, in order (train_record
+ * gives the first and the last; TP is the innermost rank). */
+static int stage_gpu(const train_record *r, int s, int k, int tp)
+{
+    return tp > 1 ? r->gpu_first[s] +
+                        k * (r->gpu_last[s] - r->gpu_first[s]) / (tp - 1)
+                  : r->gpu_first[s];
+}
+
+/* A GPU of the replica: its global rank and its row (stage-major). */
+typedef struct tl_gpu {
+    int gpu, row;
+} tl_gpu;
+
+static void tl_row(FILE *fp, tl_gpu g, int stage, const char *stream,
+                   const char *kind, int mb, int chunk, int layer,
+                   double t0_ms, double t1_ms)
+{
+    fprintf(fp, "%d,%d,%d,%s,%s,%d,%d,%d,%.6f,%.6f\n", g.gpu, g.row, stage,
+            stream, kind, mb, chunk, layer, t0_ms, t1_ms);
+}
+
+/* One op on one GPU, layer by layer: each layer's share of the compute,
+ * then its share of each kind of communication the compute stream waits
+ * for (train_record.comm_s), in the order a layer runs them. */
+static void tl_op(FILE *fp, const train_record *r, const train_op_rec *op,
+                  tl_gpu gpu, int P)
+{
+    int vs = op->chunk * P + op->stage;
+    const double *cm = r->comm_s[vs][op->bwd];
+    int L = r->vs_layers[vs] > 0 ? r->vs_layers[vs] : 1;
+    double dur = op->dur_ns / 1e6, comm = 0;
+    for (int k = 0; k < REC_COMM; k++)
+        comm += cm[k] * 1e3;
+    double comp = dur - comm > 0 ? dur - comm : 0;
+    double t = op->t0_ns / 1e6;
+    const char *kind = op->bwd ? "backward" : "forward";
+    for (int l = 0; l < L; l++) {
+        tl_row(fp, gpu, op->stage, "compute", kind, op->mb, op->chunk, l, t,
+               t + comp / L);
+        t += comp / L;
+        for (int k = 0; k < REC_COMM; k++) {
+            if (cm[k] <= 0)
+                continue;
+            tl_row(fp, gpu, op->stage, "compute", train_rec_comm_names[k],
+                   op->mb, op->chunk, l, t, t + cm[k] * 1e3 / L);
+            t += cm[k] * 1e3 / L;
+        }
+    }
+}
+
 int rtrain_timeline(const char *path, const exp_train_out *o, llm_err *e)
 {
     util_outfile f;
     if (util_out_open(&f, path, e))
         return -1;
-    fprintf(f.fp, "stage,kind,microbatch,chunk,start_ms,end_ms\n");
-    for (int i = 0; i < o->rec.nops; i++) {
-        const train_op_rec *op = &o->rec.ops[i];
-        fprintf(f.fp, "%d,%s,%d,%d,%.6f,%.6f\n", op->stage,
-                op->bwd ? "backward" : "forward", op->mb, op->chunk,
-                op->t0_ns / 1e6, (op->t0_ns + op->dur_ns) / 1e6);
-    }
+    const train_record *r = &o->rec;
+    int P = r->stages, tp = o->plan.tp;
+    fprintf(f.fp, "gpu,row,stage,stream,kind,microbatch,chunk,layer,"
+                  "start_ms,end_ms\n");
+    for (int s = 0; s < P; s++)
+        for (int k = 0; k < tp; k++) {
+            tl_gpu g = {stage_gpu(r, s, k, tp), s * tp + k};
+            for (int i = 0; i < r->nops; i++)
+                if (r->ops[i].stage == s)
+                    tl_op(f.fp, r, &r->ops[i], g, P);
+            for (int i = 0; i < r->nxfers; i++) {
+                const train_xfer_rec *x = &r->xfers[i];
+                if (x->from == s)
+                    tl_row(f.fp, g, s, "comm", "pp", x->mb, x->chunk, -1,
+                           x->t0_ns / 1e6, x->t1_ns / 1e6);
+            }
+            for (int i = 0; s == 0 && i < r->nwaits; i++)
+                tl_row(f.fp, g, s, "compute", "input-wait", -1, -1, -1,
+                       r->waits[i].t0_ns / 1e6, r->waits[i].t1_ns / 1e6);
+            if (r->dp_len_s[s] > 0)
+                tl_row(f.fp, g, s, "comm", "dp", -1, -1, -1,
+                       r->dp_start_s[s] * 1e3,
+                       (r->dp_start_s[s] + r->dp_len_s[s]) * 1e3);
+            double o0 = r->opt_start_s[s] * 1e3, o1 = o0 + r->opt_len_s[s] * 1e3;
+            tl_row(f.fp, g, s, "compute", "optimizer", -1, -1, -1, o0, o1);
+            if (r->gather_len_s[s] > 0)
+                tl_row(f.fp, g, s, "comm", "dp-gather", -1, -1, -1, o1,
+                       o1 + r->gather_len_s[s] * 1e3);
+        }
     return util_out_commit(&f, e);
 }

@@ -10,6 +10,8 @@
 #include "train/sched.h"
 #include "base/util.h"
 
+const char *const train_rec_comm_names[REC_COMM] = {"tp", "cp", "ep",
+                                                    "fsdp"};
 const char *const train_comm_names[COMM_KINDS] = {"tp", "pp", "dp", "cp", "ep"};
 
 double train_dp_bytes(const plan_train *p, double params, double bytes_each)
@@ -855,6 +857,9 @@ static void check_memory(const sim *S, int s, const sched_item *it)
 }
 #endif
 
+static void record_xfer(sim *S, int s, int to, const sched_item *it,
+                        int64_t t0, int64_t at);
+
 static void on_arrive(engine *eng, void *ctx_, uint64_t arg)
 {
     (void)eng;
@@ -886,15 +891,36 @@ static void on_finish(engine *eng, void *ctx_, uint64_t arg)
     if (!it->bwd && vs + 1 < V) {
         int64_t at = now + (S->free_p2p ? 0 : ns(S->p2p_fwd[s]));
         S->fwd_in[(size_t)(vs + 1) * c->M + it->mb] = at;
+        record_xfer(S, s, (vs + 1) % c->P, it, now, at);
         engine_at(eng, at, on_arrive, S, (uint64_t)((vs + 1) % c->P));
     } else if (!it->bwd) { /* the last virtual stage turns around */
         S->bwd_in[(size_t)vs * c->M + it->mb] = now;
     } else if (vs > 0) {
         int64_t at = now + (S->free_p2p ? 0 : ns(S->p2p_bwd[s]));
         S->bwd_in[(size_t)(vs - 1) * c->M + it->mb] = at;
+        record_xfer(S, s, (vs - 1) % c->P, it, now, at);
         engine_at(eng, at, on_arrive, S, (uint64_t)((vs - 1) % c->P));
     }
     try_start(S, s);
+}
+
+/* Room for one more entry of size sz in *v (n used of *cap); false, and
+ * the record marked failed, when memory runs out. */
+static bool record_room(sim *S, void **v, int n, int *cap, size_t sz)
+{
+    if (S->rec_failed)
+        return false;
+    if (n < *cap)
+        return true;
+    int c = *cap ? 2 * *cap : 256;
+    void *g = realloc(*v, sz * (size_t)c);
+    if (!g) {
+        S->rec_failed = true;
+        return false;
+    }
+    *v = g;
+    *cap = c;
+    return true;
 }
 
 /* Records an op that starts (train_input.record): the report layer turns
@@ -903,19 +929,30 @@ static void record_op(sim *S, int s, const sched_item *it, int64_t t0,
                       int64_t dur)
 {
     train_record *r = S->rec;
-    if (!r || S->rec_failed)
-        return;
-    if (r->nops == r->cap) {
-        int cap = r->cap ? 2 * r->cap : 256;
-        train_op_rec *g = realloc(r->ops, sizeof *g * (size_t)cap);
-        if (!g) {
-            S->rec_failed = true;
-            return;
-        }
-        r->ops = g;
-        r->cap = cap;
-    }
-    r->ops[r->nops++] = (train_op_rec){s, it->mb, it->chunk, it->bwd, t0, dur};
+    if (r && record_room(S, (void **)&r->ops, r->nops, &r->cap,
+                         sizeof *r->ops))
+        r->ops[r->nops++] =
+            (train_op_rec){s, it->mb, it->chunk, it->bwd, t0, dur};
+}
+
+/* Records a pipeline transfer from stage s that arrives at `at`. */
+static void record_xfer(sim *S, int s, int to, const sched_item *it,
+                        int64_t t0, int64_t at)
+{
+    train_record *r = S->rec;
+    if (r && record_room(S, (void **)&r->xfers, r->nxfers, &r->xcap,
+                         sizeof *r->xfers))
+        r->xfers[r->nxfers++] = (train_xfer_rec){s, to, it->mb, it->chunk,
+                                                 it->bwd, t0, at};
+}
+
+/* Records the first stage waiting for its input from t0 to t1. */
+static void record_wait(sim *S, int64_t t0, int64_t t1)
+{
+    train_record *r = S->rec;
+    if (r && record_room(S, (void **)&r->waits, r->nwaits, &r->wcap,
+                         sizeof *r->waits))
+        r->waits[r->nwaits++] = (train_wait_rec){t0, t1};
 }
 
 /* The first stage took microbatch i - Q's input at `now`: a worker
@@ -948,8 +985,11 @@ static void try_start(sim *S, int s)
                            : S->fwd_in[(size_t)vs * c->M + it->mb];
     if (in < 0 || in > now)
         return; /* its input's arrival will call again */
-    if (S->W && vs == 0 && !it->bwd)
+    if (S->W && vs == 0 && !it->bwd) {
+        if (in > S->end_ns[s]) /* idle since its last op: for the data */
+            record_wait(S, S->end_ns[s], in);
         produce(S, it->mb + S->Q, now);
+    }
     const vcost *v = &S->vc[vs];
     int64_t dur = ns(it->bwd ? v->bwd : v->fwd);
     S->busy[s] = true;
@@ -1225,7 +1265,8 @@ static double stage_dp_bytes(const plan_train *p, double trained,
  * interference are returned. */
 static double finish_step(ctx *c, const sim *S, double *dp_start,
                           double *dp_len, double *dp_exposed,
-                          train_interference *crit_inf)
+                          train_interference *crit_inf, double *opt_start,
+                          double *opt_len, double *gather_len)
 {
     const plan_train *p = c->p;
     double step = 0;
@@ -1256,6 +1297,11 @@ static double finish_step(ctx *c, const sim *S, double *dp_start,
         double red_end = dp_start[s] + red;
         double opt = optimizer_s(c, params);
         double end = (red_end > comp_end ? red_end : comp_end) + opt + gat;
+        if (opt_start) { /* the record's: when each stage's optimizer ran */
+            opt_start[s] = red_end > comp_end ? red_end : comp_end;
+            opt_len[s] = opt;
+            gather_len[s] = gat;
+        }
         if (end > step) {
             step = end;
             *dp_exposed = end - comp_end - opt;
@@ -1292,7 +1338,7 @@ static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
     if (rc == 0)
         rc = run_pipeline(S, &S->t_pipe_no_input);
     if (rc == 0)
-        r->step_no_input_wait_s = finish_step(c, S, a, b, &x, &inf);
+        r->step_no_input_wait_s = finish_step(c, S, a, b, &x, &inf, NULL, NULL, NULL);
     S->W = l->workers;
     r->loader_need_s = c->M * (S->item_ns * 1e-9) / S->W;
     /* a loader whose rate does not divide the step evenly settles into a
@@ -1304,7 +1350,7 @@ static int loader_steady_state(ctx *c, sim *S, const train_loader *l,
         int64_t end;
         if ((rc = run_pipeline(S, &end)))
             break;
-        double st = finish_step(c, S, a, b, &x, &inf);
+        double st = finish_step(c, S, a, b, &x, &inf, NULL, NULL, NULL);
         int64_t step = ns(st);
         if (iter >= ITERS - TAIL) {
             sum += st;
@@ -1485,6 +1531,13 @@ static int link_load(ctx *c, const sim *S, double step, train_result *r)
 void train_record_free(train_record *r)
 {
     free(r->ops);
+    free(r->xfers);
+    free(r->waits);
+    free(r->opt_start_s);
+    free(r->opt_len_s);
+    free(r->gather_len_s);
+    free(r->comm_s);
+    free(r->vs_layers);
     free(r->dp_start_s);
     free(r->dp_len_s);
     free(r->gpu_first);
@@ -1506,8 +1559,27 @@ static int record_stages(sim *S, double *dp_start, double *dp_len,
     r->dp_len_s = dp_len;
     r->gpu_first = malloc(sizeof(int) * (size_t)P);
     r->gpu_last = malloc(sizeof(int) * (size_t)P);
-    if (!r->gpu_first || !r->gpu_last || S->rec_failed)
+    int nv = P * S->c->V;
+    r->comm_s = calloc((size_t)nv, sizeof *r->comm_s);
+    r->vs_layers = calloc((size_t)nv, sizeof(int));
+    if (!r->gpu_first || !r->gpu_last || !r->comm_s || !r->vs_layers ||
+        S->rec_failed)
         return err_set(S->c->e, "out of memory");
+    /* how try_start's op times split (vstage_cost): half of each kind's
+     * exposed time in the forward, the rest and the replays in the
+     * backward; ZeRO-3's first gather in both */
+    for (int vs = 0; vs < nv; vs++) {
+        const vcost *v = &S->vc[vs];
+        double *f = r->comm_s[vs][0], *b = r->comm_s[vs][1];
+        f[REC_TP] = v->tp / 2, b[REC_TP] = v->tp / 2 + v->tp_re;
+        f[REC_CP] = v->cp / 2, b[REC_CP] = v->cp / 2 + v->cp_re;
+        f[REC_EP] = v->ep / 2, b[REC_EP] = v->ep / 2 + v->ep_re;
+        f[REC_FSDP] = v->fsdp_fwd_part + v->fsdp_first;
+        b[REC_FSDP] = v->fsdp - v->fsdp_fwd_part + v->fsdp_first;
+        int first, last;
+        plan_vstage_layers(S->c->m, S->c->p, vs, &first, &last);
+        r->vs_layers[vs] = last - first;
+    }
     for (int s = 0; s < P; s++) {
         r->gpu_first[s] = rank_of(S->c->p, 0, 0, 0, s);
         r->gpu_last[s] = rank_of(S->c->p, S->c->p->tp - 1, 0, 0, s);
@@ -1644,8 +1716,22 @@ static int close_step(ctx *c, sim *S, train_result *r, double *step_s,
         return err_set(c->e, "out of memory");
     }
     *dp_exposed_s = 0;
+    train_record *rec = S->rec;
+    if (rec) {
+        rec->opt_start_s = calloc((size_t)c->P, sizeof(double));
+        rec->opt_len_s = calloc((size_t)c->P, sizeof(double));
+        rec->gather_len_s = calloc((size_t)c->P, sizeof(double));
+        if (!rec->opt_start_s || !rec->opt_len_s || !rec->gather_len_s) {
+            free(dp_start);
+            free(dp_len);
+            return err_set(c->e, "out of memory");
+        }
+    }
     double step = finish_step(c, S, dp_start, dp_len, dp_exposed_s,
-                              &r->interference);
+                              &r->interference,
+                              rec ? rec->opt_start_s : NULL,
+                              rec ? rec->opt_len_s : NULL,
+                              rec ? rec->gather_len_s : NULL);
     if (S->W) {
         if (r->loader_step_s > 0)
             step = r->loader_step_s;

@@ -47,12 +47,41 @@ typedef struct train_op_rec {
     int64_t t0_ns, dur_ns;
 } train_op_rec;
 
+/* The communication an op's compute stream waits for, as the record
+ * splits it: tensor, context and expert parallelism, ZeRO-3 gathers. */
+enum { REC_TP, REC_CP, REC_EP, REC_FSDP, REC_COMM };
+extern const char *const train_rec_comm_names[REC_COMM];
+
+/* A pipeline transfer: activations (forward) or their gradient
+ * (backward) from stage `from` to stage `to`, sent and arrived. */
+typedef struct train_xfer_rec {
+    int from, to, mb, chunk;
+    bool bwd;
+    int64_t t0_ns, t1_ns;
+} train_xfer_rec;
+
+/* The first stage idle, its next microbatch's input not yet loaded. */
+typedef struct train_wait_rec {
+    int64_t t0_ns, t1_ns;
+} train_wait_rec;
+
 typedef struct train_record {
     train_op_rec *ops;   /* nops, in the order they started */
     int nops, cap;
+    train_xfer_rec *xfers; /* nxfers, in the order they were sent */
+    int nxfers, xcap;
+    train_wait_rec *waits; /* nwaits */
+    int nwaits, wcap;
     int stages, vpp;     /* vpp: virtual stages per GPU (1 unless
                             interleaved) */
     double *dp_start_s, *dp_len_s; /* [stages] */
+    double *opt_start_s, *opt_len_s; /* [stages]: the optimizer step */
+    double *gather_len_s; /* [stages]: ZeRO's parameter gather after it */
+    /* [stages x vpp], by virtual stage: the exposed communication inside
+     * one microbatch's forward (comm_s[vs][0]) and backward ([1]), s, and
+     * the layers it runs */
+    double (*comm_s)[2][REC_COMM];
+    int *vs_layers;
     int *gpu_first, *gpu_last;     /* [stages]: the stage's TP group */
     double step_s;
 } train_record;

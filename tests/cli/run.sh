@@ -596,8 +596,18 @@ has '"fits": true'
 run 1 train-config-typo -- train configs/train-llama2-7b-8xh100.cfg --set parallel.tpp=4
 has 'parallel.tpp: unknown key \(did you mean "parallel.tp"\?\)'
 run 0 train-timeline -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --timeline "$tmp/tl.csv"
-if [ "$(head -1 "$tmp/tl.csv")" = "stage,kind,microbatch,chunk,start_ms,end_ms" ] &&
-    [ "$(wc -l <"$tmp/tl.csv")" -eq 33 ]; then ok; else bad "timeline: 2 stages x 16 ops + header"; fi
+if [ "$(head -1 "$tmp/tl.csv")" = "gpu,row,stage,stream,kind,microbatch,chunk,layer,start_ms,end_ms" ]; then ok; else bad "timeline header"; fi
+# one row per GPU of the replica (TP 2 x PP 2: GPUs 0, 1 on stage 0 and 4, 5
+# on stage 1, DP 2 between them), each with 2 x 8 microbatch ops of 16
+# layers, TP between the layers, pipeline sends, the DP reduction and the
+# optimizer; on each GPU the compute stream's slices never overlap
+if awk -F, 'NR > 1 { rows[$1 "/" $2 "/" $3] = 1; n[$5]++ }
+    NR > 1 && $4 == "compute" { k = $2; if ($9 < last[k] - 1e-6) bad = 1; last[k] = $10 }
+    END { nr = 0; for (r in rows) nr++
+          exit !(nr == 4 && ("0/0/0" in rows) && ("1/1/0" in rows) && ("4/2/1" in rows) && ("5/3/1" in rows) &&
+                 n["forward"] == 4 * 8 * 16 && n["backward"] == 4 * 8 * 16 && n["tp"] == 2 * 4 * 8 * 16 &&
+                 n["pp"] == 4 * 8 && n["dp"] == 4 && n["optimizer"] == 4 && !bad) }' "$tmp/tl.csv"
+then ok; else bad "timeline rows: per GPU, per layer, TP, PP, DP, optimizer, no overlap"; fi
 run 0 train-full -- train --model llama-2-7b --cluster dgx-h100 --nodes 2 --tp 2 --pp 2 \
     --dp 4 --global-batch 32 --seq-len 4096 --full --json
 step_full=$(sed -n 's/.*"step_time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
