@@ -137,9 +137,9 @@ golden-check: $(BIN)
 	  else head -60 $$d/diff; echo "golden: outputs differ (make golden, then review the diff)"; rm -rf $$d; exit 1; fi
 
 # ./llmsim finds the data beside itself; other builds are pointed at it
-cli: $(BIN)
+cli: $(BIN) $(BUILD)/trace-check
 	@$(if $(filter llmsim,$(BIN)),,LLMSIM_DATA=$(CURDIR)) LLMSIM=./$(BIN) \
-	  sh tests/cli/run.sh
+	  TRACE_CHECK=./$(BUILD)/trace-check sh tests/cli/run.sh
 
 # the MPI build too, so the command-line tests can check mpirun's sweep
 test: deps
@@ -177,7 +177,7 @@ alloc: $(BUILD)/llmsim-failalloc
 	  sweep configs/train-llama2-7b-8xh100.cfg --vary parallel.tp=2 -j 1 \
 	  --no-progress --out @OUT@
 
-valgrind: deps all $(TESTBIN)
+valgrind: deps all $(TESTBIN) $(BUILD)/trace-check
 	@for t in $(TESTBIN); do LLMSIM_DATA=$(CURDIR) valgrind -q --error-exitcode=99 \
 	  --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$t >/dev/null || exit 1; done
 	@echo "valgrind: unit tests clean"
@@ -192,6 +192,11 @@ demo: deps
 
 $(BUILD)/bench: tests/bench/bench.c $(BUILD)/libllmsim.a
 	$(CC) $(CFLAGS_ALL) -Isim -o $@ $< $(BUILD)/libllmsim.a $(LDLIBS_ALL)
+
+# The trace-event schema checker the command-line tests run on traces
+$(BUILD)/trace-check: tests/trace/trace_check.c
+	@mkdir -p $(BUILD)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDLIBS_ALL)
 
 # Figures, not assertions: events/s and wall time of fixed scenarios.
 bench: deps

@@ -111,7 +111,7 @@ static int run(int argc, char **argv, llm_err *e)
     if (o.chrome && rserve_trace_open(&tr, o.chrome, e))
         return EXIT_BAD_INPUT;
     o.run.events = o.chrome ? &tr.events : NULL;
-    o.run.per_request = o.csv != NULL;
+    o.run.per_request = o.csv != NULL || o.chrome != NULL;
     exp_serve_out out;
     int rc = exp_serve_run(&x, &o.run, cfg_loader(), &out, e);
     if (rc) {
@@ -122,6 +122,8 @@ static int run(int argc, char **argv, llm_err *e)
         fprintf(stderr, "llmsim serve: %s\n", e->msg);
         return EXIT_NO_FIT;
     }
+    if (o.chrome)
+        rserve_trace_requests(&tr, &out);
     rc = (o.chrome && rserve_trace_finish(&tr, e)) || report(&o, &out, e)
              ? EXIT_BAD_INPUT
              : EXIT_OK;

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "report/rstep.h"
 #include "report/rtrain.h"
 
 static const char usage[] =
@@ -82,8 +83,8 @@ static const struct option opts[] = {
  * then the table or JSON on stdout. */
 static int report(const topts *o, const exp_train_out *out, llm_err *e)
 {
-    if ((o->trace && rtrain_trace(o->trace, out, e)) ||
-        (o->timeline && rtrain_timeline(o->timeline, out, e)))
+    if ((o->trace && rstep_trace(o->trace, out, o->run.full, e)) ||
+        (o->timeline && rstep_timeline(o->timeline, out, e)))
         return -1;
     if (o->json)
         cmd_print_json(rtrain_json(out));

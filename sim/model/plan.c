@@ -19,6 +19,11 @@ const char *const plan_schedule_names[3] = {"1f1b", "gpipe", "interleaved"};
 
 int plan_train_gpus(const plan_train *p) { return p->tp * p->pp * p->dp * p->cp; }
 
+int plan_gpu_rank(const plan_train *p, int tp, int cp, int dp, int pp)
+{
+    return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
+}
+
 int plan_vstages(const plan_train *p)
 {
     return p->pp * (p->schedule == SCHED_INTERLEAVED ? p->vpp : 1);

@@ -121,6 +121,10 @@ extern const char *const plan_schedule_names[3];
 
 /* GPUs the plan occupies: tp x pp x dp x cp (experts shard inside dp x cp). */
 int plan_train_gpus(const plan_train *p);
+/* The global rank of the GPU at (tp, cp, dp, pp) of a plan: tensor
+ * parallelism innermost, then context, data, pipeline (Megatron-LM's
+ * order, within a node first). */
+int plan_gpu_rank(const plan_train *p, int tp, int cp, int dp, int pp);
 
 /* Virtual stages: pp, times vpp under the interleaved schedule.  Virtual
  * stage vs runs on GPU stage vs % pp. */

@@ -345,11 +345,16 @@ static void on_batch(void *ctx, int inst, int stage, int64_t t_ns,
         ev_printf(tr, "{\"name\":\"host\",\"ph\":\"X\",\"pid\":%d,"
                   "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", inst + 1, HOST_TID,
                   t_ns * 1e-3, host_s * 1e6);
-    if (stage == 0)
+    if (stage == 0) {
         ev_printf(tr, "{\"name\":\"%d prefill + %d decode\",\"ph\":\"X\","
                   "\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"dur\":%.3f,\"args\":"
                   "{\"tokens\":%d}}", prefill, decode, inst + 1, t_ns * 1e-3,
                   dur_s * 1e6, tokens);
+        ev_printf(tr, "{\"name\":\"batch\",\"ph\":\"C\",\"pid\":%d,"
+                  "\"ts\":%.3f,\"args\":{\"prefill\":%d,\"decode\":%d,"
+                  "\"tokens\":%d}}", inst + 1, t_ns * 1e-3, prefill, decode,
+                  tokens);
+    }
     else
         ev_printf(tr, "{\"name\":\"batch\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
                   "\"ts\":%.3f,\"dur\":%.3f}", inst + 1, stage, t_ns * 1e-3,
@@ -373,21 +378,42 @@ static void on_kv_begin(void *ctx)
 static void on_kv_link(void *ctx, const topo *t, int l)
 {
     rserve_trace *tr = ctx;
-    ev_printf(tr, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
-              "\"tid\":%d,\"args\":{\"name\":\"%s -> %s (%s)\"}}",
-              tr->ninst + 1, l, t->dev[t->link[l].src].name,
-              t->dev[t->link[l].dst].name,
-              topo_link_kind_name(t->link[l].kind));
+    tr->t = t;
+    if (tr->nomem || tr->lane_end)
+        return;
+    tr->nlinks = t->nlink;
+    tr->lane_end = calloc((size_t)t->nlink * RSERVE_KV_LANES, sizeof(double));
+    tr->lane_named = calloc((size_t)t->nlink * RSERVE_KV_LANES, 1);
+    tr->nomem = !tr->lane_end || !tr->lane_named;
+    (void)l; /* its threads are named as their lanes are first used */
 }
 
 static void on_kv_move(void *ctx, int request, int link, int64_t t0_ns,
                        int64_t t1_ns, double bytes)
 {
     rserve_trace *tr = ctx;
+    if (tr->nomem || !tr->lane_end || link < 0 || link >= tr->nlinks)
+        return;
+    double t0 = t0_ns * 1e-3, t1 = t1_ns * 1e-3;
+    double *end = tr->lane_end + (size_t)link * RSERVE_KV_LANES;
+    int lane = 0; /* the first lane free since t0 (the last one overflows) */
+    while (lane < RSERVE_KV_LANES - 1 && end[lane] > t0)
+        lane++;
+    end[lane] = t1 > end[lane] ? t1 : end[lane];
+    int tid = link * RSERVE_KV_LANES + lane;
+    const topo *t = tr->t;
+    if (!tr->lane_named[tid]) {
+        tr->lane_named[tid] = 1;
+        ev_printf(tr, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
+                  "\"tid\":%d,\"args\":{\"name\":\"%s -> %s (%s)%s\"}}",
+                  tr->ninst + 1, tid, t->dev[t->link[link].src].name,
+                  t->dev[t->link[link].dst].name,
+                  topo_link_kind_name(t->link[link].kind),
+                  lane ? " (another transfer in flight)" : "");
+    }
     ev_printf(tr, "{\"name\":\"KV request %d\",\"ph\":\"X\",\"pid\":%d,"
               "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"bytes\":%.0f}}",
-              request, tr->ninst + 1, link, t0_ns * 1e-3,
-              (t1_ns - t0_ns) * 1e-3, bytes);
+              request, tr->ninst + 1, tid, t0, t1 - t0, bytes);
 }
 
 int rserve_trace_open(rserve_trace *tr, const char *path, llm_err *e)
@@ -402,10 +428,60 @@ int rserve_trace_open(rserve_trace *tr, const char *path, llm_err *e)
     return 0;
 }
 
+/* One async span pair (begin, end) of request i's track. */
+static void span(rserve_trace *tr, int pid, int id, const char *cat,
+                 const char *name, double t0_s, double t1_s)
+{
+    ev_printf(tr, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"b\",\"id\":%d,"
+              "\"pid\":%d,\"ts\":%.3f}", name, cat, id, pid, t0_s * 1e6);
+    ev_printf(tr, "{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"e\",\"id\":%d,"
+              "\"pid\":%d,\"ts\":%.3f}", name, cat, id, pid, t1_s * 1e6);
+}
+
+void rserve_trace_requests(rserve_trace *tr, const exp_serve_out *o)
+{
+    if (!o->per_request)
+        return;
+    int pid = tr->ninst + 2; /* past the replicas and the links */
+    ev_printf(tr, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
+              "\"args\":{\"name\":\"requests (queued, prefill, decode; KV "
+              "transfers)\"}}", pid);
+    for (int i = 0; i < o->in.nreq; i++) {
+        const serve_request_result *q = &o->per_request[i];
+        if (q->finish_s < 0)
+            continue; /* rejected: never ran */
+        char name[40];
+        snprintf(name, sizeof name, "request %d", i);
+        /* the request's span, and its phases nested in it */
+        ev_printf(tr, "{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"b\","
+                  "\"id\":%d,\"pid\":%d,\"ts\":%.3f,\"args\":{\"replica\":%d,"
+                  "\"preemptions\":%d}}", name, i, pid, q->arrival_s * 1e6,
+                  q->replica, q->preemptions);
+        span(tr, pid, i, "request", "queued", q->arrival_s, q->scheduled_s);
+        span(tr, pid, i, "request", "prefill", q->scheduled_s,
+             q->first_token_s);
+        span(tr, pid, i, "request", "decode", q->first_token_s, q->finish_s);
+        ev_printf(tr, "{\"name\":\"%s\",\"cat\":\"request\",\"ph\":\"e\","
+                  "\"id\":%d,\"pid\":%d,\"ts\":%.3f}", name, i, pid,
+                  q->finish_s * 1e6);
+        if (q->kv_transfer_s > 0) /* its own track: it may start mid-prefill */
+            span(tr, pid, i, "kv-transfer", "KV transfer", q->kv_start_s,
+                 q->kv_start_s + q->kv_transfer_s);
+    }
+}
+
 int rserve_trace_finish(rserve_trace *tr, llm_err *e)
 {
     fputs("\n],\"displayTimeUnit\":\"ms\"}\n", tr->f.fp);
     tr->open = false;
+    free(tr->lane_end);
+    free(tr->lane_named);
+    tr->lane_end = NULL;
+    tr->lane_named = NULL;
+    if (tr->nomem) {
+        util_out_abort(&tr->f);
+        return err_set(e, "out of memory");
+    }
     return util_out_commit(&tr->f, e);
 }
 
@@ -414,4 +490,8 @@ void rserve_trace_abort(rserve_trace *tr)
     if (tr->open)
         util_out_abort(&tr->f);
     tr->open = false;
+    free(tr->lane_end);
+    free(tr->lane_named);
+    tr->lane_end = NULL;
+    tr->lane_named = NULL;
 }

@@ -35,6 +35,7 @@ typedef struct req {
     bool early;      /* layer-wise transfer started with the last chunk */
     bool flows_done; /* that transfer's bytes have arrived */
     int64_t t_arrive, t_first, t_last, t_finish, t_move0, t_move1;
+    int64_t t_sched; /* first planned into an iteration; -1 before */
 } req;
 
 /* A FIFO of request ids with push-front (a preempted request goes back to
@@ -254,6 +255,8 @@ typedef struct plan {
 /* A request in the plan counts as in flight: it is no preemption victim. */
 static void plan_add(sim *S, plan *b, int id, int c)
 {
+    if (S->r[id].t_sched < 0)
+        S->r[id].t_sched = engine_now(S->eng);
     S->r[id].chunk = c;
     b->ids[b->n] = id;
     b->c[b->n++] = c;
@@ -1566,13 +1569,16 @@ static void request_results(sim *S, serve_request_result *out)
         o->arrival_s = sec(q->t_arrive);
         o->preemptions = q->preemptions;
         if (q->state != R_DONE) {
-            o->first_token_s = o->finish_s = -1;
+            o->first_token_s = o->finish_s = o->scheduled_s = -1;
+            o->kv_start_s = 0;
             o->replica = o->prefill_replica = -1;
             o->kv_transfer_s = 0;
             continue;
         }
         o->first_token_s = sec(q->t_first);
         o->finish_s = sec(q->t_finish);
+        o->scheduled_s = q->t_sched >= 0 ? sec(q->t_sched) : o->first_token_s;
+        o->kv_start_s = q->t_move1 > 0 ? sec(q->t_move0) : 0;
         /* a one-token request never leaves its prefill replica */
         bool stayed = dis && q->output == 1;
         o->replica = stayed ? -1 : q->inst - S->first[dis ? 1 : 0];
@@ -1665,6 +1671,7 @@ static void admit_requests(sim *S)
         q->prompt = w->prompt_tokens;
         q->output = w->output_tokens;
         q->t_arrive = ns(w->arrival_s);
+        q->t_sched = -1;
         q->state = blocks_for(S, q->prompt + q->output) > cap ? R_REJECTED
                                                               : R_FUTURE;
         S->res->requests_rejected += q->state == R_REJECTED;

@@ -82,6 +82,8 @@ typedef struct serve_params {
 /* What happened to one request (serve_input.out, optional). */
 typedef struct serve_request_result {
     double arrival_s, first_token_s, finish_s; /* -1: rejected */
+    double scheduled_s;  /* first in an iteration (its prefill began) */
+    double kv_start_s;   /* disaggregated: its KV transfer began; 0 else */
     int replica, prefill_replica;              /* -1 when colocated */
     int preemptions;
     double kv_transfer_s;                      /* 0 when colocated */

@@ -134,7 +134,7 @@ static void lora_cost(ctx *c, double in, double out, double *fwd,
 
 static int rank_of(const plan_train *p, int tp, int cp, int dp, int pp)
 {
-    return tp + p->tp * (cp + p->cp * (dp + p->dp * pp));
+    return plan_gpu_rank(p, tp, cp, dp, pp);
 }
 
 /* Member i of the g-th group of a kind (0 TP, 1 DP, 2 EP, 3 CP) on stage

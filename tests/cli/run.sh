@@ -482,10 +482,30 @@ run 0 train-gpt3 -- train --model gpt3-175b --cluster dgx-a100 --nodes 128 \
 has 'step time +[0-9.]+ s'
 has 'pipeline bubble'
 has 'memory peak'
-if grep -q '"traceEvents"' "$tmp/trace.json" && grep -q '"name":"B 95"' "$tmp/trace.json"; then ok; else
+if grep -q '"traceEvents"' "$tmp/trace.json" && grep -q '"name":"backward mb 95 layer 11"' "$tmp/trace.json"; then ok; else
     bad "trace lacks the events"; fi
 if grep -q '"ph":"C"' "$tmp/trace.json" && grep -q 'busiest links' "$tmp/trace.json"; then ok; else
     bad "trace lacks the link tracks"; fi
+# the trace-event schema (tests/trace/trace_check.c): phases and their
+# fields, each process and thread named once, no two slices of a thread
+# overlapping -- for training with and without --full, and serving
+# colocated and disaggregated
+TC=${TRACE_CHECK:-./build/trace-check}
+cur=trace-schema-train
+if $TC "$tmp/trace.json" >/dev/null; then ok; else bad "$($TC "$tmp/trace.json" 2>&1)"; fi
+# every GPU of the replica on a thread of its node; pipeline sends with
+# flow arrows to their receives; the step's TP waits between layers
+if grep -q '"name":"GPU 903 compute"' "$tmp/trace.json" && grep -q '"ph":"s"' "$tmp/trace.json" &&
+    grep -q '"ph":"f"' "$tmp/trace.json" && grep -q '"name":"process_name","ph":"M","pid":112,' "$tmp/trace.json" &&
+    grep -q '"cat":"tp"' "$tmp/trace.json"; then ok; else bad "trace lacks per-GPU threads, flows or TP slices"; fi
+run 0 train-trace-full -- train --model llama-2-7b --cluster dgx-h100 --nodes 2 --tp 2 --pp 2 \
+    --dp 4 --global-batch 32 --seq-len 4096 --full --trace "$tmp/full.json"
+if $TC "$tmp/full.json" >/dev/null && grep -q '"name":"GPU 15 compute"' "$tmp/full.json" &&
+    grep -q '"name":"GPU 2 compute"' "$tmp/full.json"; then ok; else bad "--full trace: schema, or not every GPU"; fi
+run 0 train-trace-replica -- train --model llama-2-7b --cluster dgx-h100 --nodes 2 --tp 2 --pp 2 \
+    --dp 4 --global-batch 32 --seq-len 4096 --trace "$tmp/rep.json"
+if $TC "$tmp/rep.json" >/dev/null && ! grep -q '"name":"GPU 2 compute"' "$tmp/rep.json"; then ok; else
+    bad "the representative replica's trace: schema, or another replica's GPU"; fi
 has 'n0.nic0 +-> rail0 +network'
 
 run 0 train-json -- train --model llama-2-7b --cluster dgx-h100 --tp 2 --pp 2 \
@@ -741,6 +761,10 @@ has 'azure-llm-2023-conv.csv: 200 requests'
 if [ "$(wc -l <"$tmp/req.csv")" -eq 201 ]; then ok; else bad "per-request CSV lacks rows"; fi
 if head -1 "$tmp/req.csv" | grep -q '^id,arrival_s,first_token_s,finish_s,prompt_tokens,output_tokens,replica'; then ok; else bad "CSV header"; fi
 if grep -q '"traceEvents"' "$tmp/chrome.json" && grep -q 'kv blocks used' "$tmp/chrome.json"; then ok; else bad "chrome trace"; fi
+# a span per request (queued, prefill, decode) and a batch counter; the schema
+if [ "$(grep -c '"cat":"request","ph":"b","id":[0-9]*,"pid":[0-9]*,"ts":[0-9.]*,"args"' "$tmp/chrome.json")" -eq 200 ] &&
+    grep -q '"name":"queued"' "$tmp/chrome.json" && grep -q '"name":"batch","ph":"C"' "$tmp/chrome.json" &&
+    ${TRACE_CHECK:-./build/trace-check} "$tmp/chrome.json" >/dev/null; then ok; else bad "serve trace: request spans, batch counter or schema"; fi
 # the host's exposed time is on the trace, one span an iteration on the host
 # track, and its share of stage 0's time is the report's host_fraction
 run 0 serve-trace-host -- serve --model llama-2-7b --cluster dgx-h100 --tp 1 --engine vllm-v0 --rate 4 \
@@ -754,8 +778,12 @@ if [ -n "$hf" ] && [ -n "$share" ] && awk -v a="$hf" -v b="$share" 'BEGIN {exit 
 if grep -q '"name":"host (scheduling, launch)"' "$tmp/host.json"; then ok; else bad "no host track name"; fi
 run 0 serve-config -- serve configs/serve-llama2-70b-8xh100.cfg --set workload.requests=300 --json
 has '"requests_completed": 300,'
-run 0 serve-disagg-config -- serve configs/serve-llama2-70b-disagg-2xh100.cfg --set workload.requests=200
+run 0 serve-disagg-config -- serve configs/serve-llama2-70b-disagg-2xh100.cfg --set workload.requests=200 \
+    --trace "$tmp/disagg.json"
 has 'KV transfers'
+# KV transfers in flight together on one link take lanes of their own
+if ${TRACE_CHECK:-./build/trace-check} "$tmp/disagg.json" >/dev/null && grep -q '"name":"KV transfer"' "$tmp/disagg.json"; then ok; else
+    bad "disaggregated trace: schema or KV transfer spans"; fi
 has 'network'
 has 'decode GPUs'
 run 0 serve-rate-scale -- $SV --trace configs/traces/azure-llm-2023-conv.csv --requests 50 \
