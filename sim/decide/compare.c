@@ -339,6 +339,16 @@ static void verdict(const exp_compare *f, const compare_outcome *o, char *buf,
                                 train ? "; it gives" : " gives");
         len += ratio_text(f, o, w, r, false, buf + len, len < n ? n - len : 0);
     }
+    /* what a dollar is here: the cost model, each figure under the table */
+    if (len < n && f->econ.mode == ECON_RENT)
+        len += (size_t)snprintf(buf + len, n - len, " (renting by the "
+                                "GPU-hour at the prices listed above)");
+    else if (len < n)
+        len += (size_t)snprintf(buf + len, n - len, " (owning: GPUs, servers "
+                                "and network over %.3g years, IT power x PUE "
+                                "%.2f at $%.3g/kWh, hosting; figures listed "
+                                "above)", f->econ.amortization_years,
+                                f->econ.pue, f->econ.usd_per_kwh);
     if (len >= n || !o[w].has_gpu || !o[r].has_gpu)
         return;
     /* why: per-GPU datasheet ratios x GPU counts, the largest first */

@@ -148,8 +148,8 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     fprintf(fp, "  preemptions        %ld (%ld swapped to host)\n", r->preemptions,
            r->swaps_out);
     fprintf(fp, "  energy             %.3f kWh, %.2f J per output token, %.0f W "
-           "on average\n", r->energy_j / 3.6e6, r->energy_per_token_j,
-           r->avg_power_w);
+           "on average (the GPUs'; `compare` adds the rest of each node)\n",
+           r->energy_j / 3.6e6, r->energy_per_token_j, r->avg_power_w);
     if (in->npools == 2)
         fprintf(fp, "  KV transfers       %.2f GB; per request mean %.2f ms, p99 "
                "%.2f ms%s\n", r->kv_transfer_bytes / 1e9,
