@@ -439,10 +439,18 @@ by_band gemm-ops tests/validation/gemm-ops.tsv "GEMMs (Vidur, TP1)"
 # the error model: bands from the check cases, their coverage left out
 bands=calib/error-bands.tsv
 newbands=$(mktemp) || exit 1
-trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam" "$kkey" "$newbands"' EXIT
-awk -F'\t' -v table="$newbands" -f tests/validate-bands.awk "$fam"
+cov=$(mktemp) || exit 1
+trap 'rm -f "$tmp" "$large" "$exp" "$roles" "$fam" "$kkey" "$newbands" "$cov"' EXIT
+awk -F'\t' -v table="$newbands" -f tests/validate-bands.awk "$fam" | tee "$cov"
 echo "report: $out"
 sh tests/validate-doc.sh "$out" "$doc" "$large" "$roles" || exit 2
+# the page ends with how well the error bands hold (docs/error-bands.md)
+{
+    printf '\n## Error bands\n\nThe 80%% error band every prediction prints comes from these check cases'
+    printf ' ([error bands](error-bands.md)); how often a band holds a case it was not made from:\n\n```'
+    cat "$cov"
+    printf '```\n'
+} >>"$doc"
 echo "page: $doc"
 echo
 
