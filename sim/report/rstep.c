@@ -239,37 +239,188 @@ static void trace_slice(void *ctx, const slice *s)
            s->recv ? ",\"bp\":\"e\"" : "");
 }
 
-/* A counter track per busy link: its load over the step, by kind. */
-static void trace_links(tracer *T, const exp_train_out *o, int pid)
+/* ---- the busiest links' load over time ------------------------------- */
+
+/* The step's traffic on a link is known by kind, not by time (the
+ * simulation prices each collective once); the trace spreads a link's bytes
+ * of each kind over the times that kind of communication runs on the GPU
+ * the link serves -- its own GPU, or the GPU of its NIC's rail -- so the
+ * counter rises while that GPU sends or receives that kind and its average
+ * over the step is the link's utilization.  (Communication hidden behind
+ * compute has no slice: a kind that is mostly hidden shows a short, high
+ * level, clipped at 100%.) */
+typedef struct ival {
+    double t0, t1;
+    int kind; /* COMM_* */
+} ival;
+
+typedef struct collect {
+    int gpu;
+    ival *v;
+    int n, cap;
+    bool nomem;
+} collect;
+
+static int comm_kind_of(const char *kind)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } map[] = {{"tp", COMM_TP}, {"cp", COMM_CP}, {"ep", COMM_EP},
+               {"fsdp", COMM_DP}, {"pp", COMM_PP}, {"dp", COMM_DP},
+               {"dp-gather", COMM_DP}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(kind, map[i].name) == 0)
+            return map[i].kind;
+    return -1;
+}
+
+static void collect_slice(void *ctx, const slice *s)
+{
+    collect *c = ctx;
+    int k = comm_kind_of(s->kind);
+    if (s->gpu != c->gpu || k < 0 || c->nomem)
+        return;
+    if (c->n == c->cap) {
+        int cap = c->cap ? 2 * c->cap : 256;
+        ival *g = realloc(c->v, sizeof *g * (size_t)cap);
+        if (!g) {
+            c->nomem = true;
+            return;
+        }
+        c->v = g, c->cap = cap;
+    }
+    c->v[c->n++] = (ival){s->t0_ms, s->t1_ms, k};
+}
+
+/* The GPU a link serves: an end that is a GPU, else the GPU on the rail of
+ * an end that is a NIC; -1 when neither. */
+static int link_gpu(const topo *t, const topo_link *L)
+{
+    int ends[2] = {L->src, L->dst};
+    for (int i = 0; i < 2; i++) {
+        const topo_dev *d = &t->dev[ends[i]];
+        if (d->kind == DEV_GPU)
+            return d->node * t->gpus_per_node + d->local;
+    }
+    for (int i = 0; i < 2; i++) {
+        const topo_dev *d = &t->dev[ends[i]];
+        if (d->kind == DEV_NIC && t->nics_per_node > 0)
+            return d->node * t->gpus_per_node +
+                   d->local * t->gpus_per_node / t->nics_per_node;
+    }
+    return -1;
+}
+
+static int by_t0(const void *a, const void *b)
+{
+    const ival *p = a, *q = b;
+    return p->t0 < q->t0 ? -1 : p->t0 > q->t0;
+}
+
+static void counter(tracer *T, const char *name, int pid, double t_ms,
+                    const double *pct, const double *bytes)
+{
+    fputs(T->first ? "\n" : ",\n", T->fp);
+    T->first = false;
+    fprintf(T->fp, "{\"name\":\"%s\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%d,"
+                   "\"args\":{", name, t_ms * 1e3, pid);
+    const char *sep = "";
+    for (int k = 0; k < COMM_KINDS; k++)
+        if (bytes[k] > 0) {
+            fprintf(T->fp, "%s\"%s\":%.3f", sep, train_comm_names[k], pct[k]);
+            sep = ",";
+        }
+    fputs("}}", T->fp);
+}
+
+/* One link's counter: a sample wherever a kind starts or stops on its GPU;
+ * the GPU's intervals in c.  Without intervals (a GPU not traced, or a
+ * kind with no slice), the step's mean at its start and 0 at its end. */
+static void link_counter(tracer *T, const exp_train_out *o,
+                         const train_link_use *u, const char *name, int pid,
+                         collect *c)
+{
+    double step_ms = o->rec.step_s * 1e3, level[COMM_KINDS] = {0};
+    double busy[COMM_KINDS] = {0}, mean[COMM_KINDS] = {0};
+    for (int k = 0; k < COMM_KINDS; k++)
+        mean[k] = 100 * u->utilization * u->bytes_by_kind[k] / u->bytes;
+    for (int i = 0; i < c->n; i++)
+        busy[c->v[i].kind] += c->v[i].t1 - c->v[i].t0;
+    for (int k = 0; k < COMM_KINDS; k++) { /* the level while it runs */
+        double l = busy[k] > 0 ? mean[k] * step_ms / busy[k] : 0;
+        level[k] = l > 100 ? 100 : l;
+    }
+    double zero[COMM_KINDS] = {0}, now[COMM_KINDS];
+    for (int k = 0; k < COMM_KINDS; k++) /* kinds with no slice: the mean */
+        now[k] = busy[k] > 0 ? 0 : mean[k];
+    counter(T, name, pid, 0, now, u->bytes_by_kind);
+    qsort(c->v, (size_t)c->n, sizeof *c->v, by_t0);
+    /* each kind's active count changes at its intervals' ends: walk the
+     * starts and ends in time order */
+    int *open = calloc(COMM_KINDS, sizeof(int));
+    double *ends = malloc(sizeof(double) * (size_t)(c->n + 1));
+    int *ek = malloc(sizeof(int) * (size_t)(c->n + 1));
+    if (!open || !ends || !ek) {
+        c->nomem = true;
+        free(open), free(ends), free(ek);
+        return;
+    }
+    int ne = 0; /* pending ends, kept sorted (few at a time) */
+    for (int i = 0; i <= c->n; i++) {
+        double t = i < c->n ? c->v[i].t0 : 1e300;
+        while (ne > 0 && ends[0] <= t) { /* close what ended first */
+            double te = ends[0];
+            open[ek[0]]--;
+            memmove(ends, ends + 1, sizeof(double) * (size_t)--ne);
+            memmove(ek, ek + 1, sizeof(int) * (size_t)ne);
+            for (int k = 0; k < COMM_KINDS; k++)
+                now[k] = open[k] > 0 ? level[k] : busy[k] > 0 ? 0 : mean[k];
+            counter(T, name, pid, te, now, u->bytes_by_kind);
+        }
+        if (i == c->n)
+            break;
+        const ival *v = &c->v[i];
+        open[v->kind]++;
+        int j = ne++;
+        while (j > 0 && ends[j - 1] > v->t1) {
+            ends[j] = ends[j - 1], ek[j] = ek[j - 1];
+            j--;
+        }
+        ends[j] = v->t1, ek[j] = v->kind;
+        for (int k = 0; k < COMM_KINDS; k++)
+            now[k] = open[k] > 0 ? level[k] : busy[k] > 0 ? 0 : mean[k];
+        counter(T, name, pid, v->t0, now, u->bytes_by_kind);
+    }
+    counter(T, name, pid, step_ms, zero, u->bytes_by_kind);
+    free(open), free(ends), free(ek);
+}
+
+/* A counter track per busiest link: its load over the step, by kind. */
+static int trace_links(tracer *T, const exp_train_out *o, int replicas,
+                       int pid)
 {
     const topo *t = o->env.t;
     const train_result *r = &o->r;
     if (r->ntop_links == 0)
-        return;
+        return 0;
     ev(T, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":"
-          "{\"name\":\"busiest links (%% utilized over the step)\"}}", pid);
+          "{\"name\":\"busiest links (%% utilized, by kind)\"}}", pid);
     for (int i = 0; i < r->ntop_links; i++) {
         const train_link_use *u = &r->top_links[i];
         const topo_link *L = &t->link[u->link];
-        for (int end = 0; end < 2; end++) {
-            fputs(T->first ? "\n" : ",\n", T->fp);
-            T->first = false;
-            fprintf(T->fp, "{\"name\":\"%s -> %s (%s)\",\"ph\":\"C\","
-                           "\"ts\":%.3f,\"pid\":%d,\"args\":{",
-                    t->dev[L->src].name, t->dev[L->dst].name,
-                    topo_link_kind_name(L->kind),
-                    end ? o->rec.step_s * 1e6 : 0.0, pid);
-            const char *sep = "";
-            for (int k = 0; k < COMM_KINDS; k++)
-                if (u->bytes_by_kind[k] > 0) {
-                    fprintf(T->fp, "%s\"%s\":%.3f", sep, train_comm_names[k],
-                            end ? 0 : 100 * u->utilization *
-                                          u->bytes_by_kind[k] / u->bytes);
-                    sep = ",";
-                }
-            fputs("}}", T->fp);
-        }
+        char name[96];
+        snprintf(name, sizeof name, "%s -> %s (%s)", t->dev[L->src].name,
+                 t->dev[L->dst].name, topo_link_kind_name(L->kind));
+        collect c = {.gpu = link_gpu(t, L)};
+        if (c.gpu >= 0)
+            walk(o, replicas, true, collect_slice, &c);
+        link_counter(T, o, u, name, pid, &c);
+        free(c.v);
+        if (c.nomem)
+            return -1;
     }
+    return 0;
 }
 
 int rstep_trace(const char *path, const exp_train_out *o, bool all_replicas,
@@ -292,9 +443,13 @@ int rstep_trace(const char *path, const exp_train_out *o, bool all_replicas,
         T.fp = f.fp;
         fputs("{\"traceEvents\":[", f.fp);
         walk(o, replicas, true, trace_slice, &T);
-        trace_links(&T, o, nodes);
+        if (trace_links(&T, o, replicas, nodes))
+            rc = err_set(e, "out of memory");
         fputs("\n],\"displayTimeUnit\":\"ms\"}\n", f.fp);
-        rc = util_out_commit(&f, e);
+        if (rc)
+            util_out_abort(&f);
+        else
+            rc = util_out_commit(&f, e);
     }
     free(T.lane_end);
     free(T.named);

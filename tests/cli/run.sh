@@ -498,6 +498,20 @@ if $TC "$tmp/trace.json" >/dev/null; then ok; else bad "$($TC "$tmp/trace.json" 
 if grep -q '"name":"GPU 903 compute"' "$tmp/trace.json" && grep -q '"ph":"s"' "$tmp/trace.json" &&
     grep -q '"ph":"f"' "$tmp/trace.json" && grep -q '"name":"process_name","ph":"M","pid":112,' "$tmp/trace.json" &&
     grep -q '"cat":"tp"' "$tmp/trace.json"; then ok; else bad "trace lacks per-GPU threads, flows or TP slices"; fi
+# the busiest link's counter over time: it rises while its GPU runs each
+# kind of communication, and its mean over the step is the link's
+# utilization in the report
+run 0 train-trace-links -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 \
+    --json --trace "$tmp/links.json"
+util=$(awk -F': ' '/"utilization":/ { sub(/,$/, "", $2); print $2; exit }' "$tmp/out")
+mean=$(awk -F'"ts":' '/"name":"n0.gpu0 -> n0.nvswitch0 \(nvlink\)","ph":"C"/ {
+        split($2, a, ","); t = a[1] + 0
+        v = $0; sub(/.*"args":\{/, "", v); sub(/\}\}.*/, "", v)
+        n = split(v, kv, ","); x = 0; for (i = 1; i <= n; i++) { split(kv[i], p, ":"); x += p[2] }
+        if (seen) area += last * (t - lt); seen = 1; last = x; lt = t; samples++ }
+    END { if (samples > 2 && lt > 0) printf "%.6f", area / lt / 100 }' "$tmp/links.json")
+if [ -n "$mean" ] && awk -v a="$mean" -v b="$util" 'BEGIN { exit !(a > 0.99 * b && a < 1.01 * b) }'; then ok; else
+    bad "the link counter's mean over the step ($mean) is not the link's utilization ($util)"; fi
 run 0 train-trace-full -- train --model llama-2-7b --cluster dgx-h100 --nodes 2 --tp 2 --pp 2 \
     --dp 4 --global-batch 32 --seq-len 4096 --full --trace "$tmp/full.json"
 if $TC "$tmp/full.json" >/dev/null && grep -q '"name":"GPU 15 compute"' "$tmp/full.json" &&
