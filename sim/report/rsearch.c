@@ -71,19 +71,27 @@ static void plan_band(const exp_env *v, const search_plan *p, band_est *b)
     band_find(&v->bands, key, b);
 }
 
-/* Whether plan i's band reaches below the winner's top: it may be as
- * fast as the winner, the difference within the error bands. */
-static bool near_winner(const exp_env *v, const search_result *s, int i)
+/* The top of the winner's step-time band; -inf when it has none. */
+static double winner_top(const exp_env *v, const search_result *s)
 {
-    band_est bw, b;
-    plan_band(v, &s->ranked[0], &bw);
-    plan_band(v, &s->ranked[i], &b);
-    if (i == 0 || !bw.have || !b.have)
+    band_est b;
+    plan_band(v, &s->ranked[0], &b);
+    double lo, hi = -INFINITY;
+    if (b.have)
+        band_ends(&b, s->ranked[0].r.step_s, false, &lo, &hi);
+    return hi;
+}
+
+/* Whether plan i (band b) reaches below the winner's top: it may be as
+ * fast as the winner, the difference within the error bands. */
+static bool near_winner(int i, const band_est *b, double step_s,
+                        double win_top)
+{
+    double lo, hi;
+    if (i == 0 || !b->have)
         return false;
-    double wlo, whi, lo, hi;
-    band_ends(&bw, s->ranked[0].r.step_s, false, &wlo, &whi);
-    band_ends(&b, s->ranked[i].r.step_s, false, &lo, &hi);
-    return lo <= whi;
+    band_ends(b, step_s, false, &lo, &hi);
+    return lo <= win_top;
 }
 
 void rsearch_train_text(FILE *fp, const exp_train *x, const exp_env *v,
@@ -109,13 +117,14 @@ void rsearch_train_text(FILE *fp, const exp_train *x, const exp_env *v,
     fprintf(fp, "  %-4s %-76s %9s %10s %6s %8s %9s  %s\n", "rank", "plan",
            "step s", "tokens/s", "MFU", "mem GiB", "estimate", "80% band (s)");
     int close = 0;
+    double win_top = winner_top(v, s);
     for (int i = 0; i < s->nranked && i < top; i++) {
         const search_plan *p = &s->ranked[i];
         char name[160], band[64] = "no band";
         search_plan_name(&p->plan, name, sizeof name);
         band_est b;
         plan_band(v, p, &b);
-        bool within = near_winner(v, s, i);
+        bool within = near_winner(i, &b, p->r.step_s, win_top);
         close += within;
         if (b.have) {
             double lo, hi;
@@ -179,6 +188,7 @@ json_t *rsearch_train_json(const exp_env *v, const search_result *s, int top,
                             json_integer(s->dropped[k]));
     json_object_set_new(j, "dropped", d);
     json_t *a = json_array();
+    double win_top = s->nranked ? winner_top(v, s) : -INFINITY;
     for (int i = 0; i < s->nranked && i < top; i++) {
         const search_plan *p = &s->ranked[i];
         json_t *o = json_object();
@@ -194,7 +204,8 @@ json_t *rsearch_train_json(const exp_env *v, const search_result *s, int top,
         plan_band(v, p, &b);
         rjson_band_ends(o, &b, "step_time_s", p->r.step_s, false);
         json_object_set_new(o, "within_winner_band",
-                            json_boolean(near_winner(v, s, i)));
+                            json_boolean(near_winner(i, &b, p->r.step_s,
+                                                     win_top)));
         json_array_append_new(a, o);
     }
     json_object_set_new(j, "plans", a);
