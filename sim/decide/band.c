@@ -87,6 +87,21 @@ void band_ends(const band_est *b, double value, bool inverse, double *lo,
     *hi = inverse ? value / b->lo : value * b->hi;
 }
 
+void band_brief(char *buf, size_t n, const band_est *b, double value,
+                const char *fmt, bool inverse)
+{
+    buf[0] = '\0';
+    if (!b->have)
+        return;
+    double lo, hi;
+    band_ends(b, value, inverse, &lo, &hi);
+    char l[32], h[32];
+    snprintf(l, sizeof l, fmt, lo);
+    snprintf(h, sizeof h, fmt, hi);
+    snprintf(buf, n, "%s-%s (%d%s)", l, h, b->cases,
+             b->like ? "" : ", none like this");
+}
+
 void band_text(char *buf, size_t n, const band_est *b, double value,
                const char *fmt, bool inverse)
 {

@@ -78,6 +78,11 @@ void band_serve_key(char *buf, size_t n, band_serve_kind k,
 void band_text(char *buf, size_t n, const band_est *b, double value,
                const char *fmt, bool inverse);
 
+/* The short form for a table's column: "LO-HI (N)", ", none like this"
+ * after N when the band is the suite's; "" without a band. */
+void band_brief(char *buf, size_t n, const band_est *b, double value,
+                const char *fmt, bool inverse);
+
 /* The interval's ends for value: a time-like figure is value x ratio, a
  * rate (inverse) value / ratio. */
 void band_ends(const band_est *b, double value, bool inverse, double *lo,

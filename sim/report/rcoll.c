@@ -55,20 +55,16 @@ void rcoll_row_add(rcoll_table *tab, const rcoll_row *r)
     else if (tab->rows)
         json_array_append_new(tab->rows, row_json(r));
     else {
-        char algo[64], band[96] = "no band";
+        char algo[64], band[96];
         snprintf(algo, sizeof algo, "%s/%s%s", coll_algo_names[r->algo],
                  coll_proto_names[r->proto],
                  r->host_bound ? " (host-bound)" : "");
-        if (r->band.have) {
-            double lo, hi;
-            band_ends(&r->band, r->time_us, false, &lo, &hi);
-            snprintf(band, sizeof band, "%.2f-%.2f (%d%s)", lo, hi,
-                     r->band.cases, r->band.like ? "" : ", none like this");
-        }
+        band_brief(band, sizeof band, &r->band, r->time_us, "%.2f", false);
         fprintf(tab->fp, "  %12.0f %12.0f %6s %6s %10.2f %8.2f %8.2f  "
                 "%-16s %s\n",
                 r->size_bytes, r->count, "float", "sum", r->time_us,
-                r->algbw_GBps, r->busbw_GBps, algo, band);
+                r->algbw_GBps, r->busbw_GBps, algo,
+                band[0] ? band : "no band");
     }
 }
 

@@ -12,13 +12,9 @@ static void dist_row(FILE *fp, const char *what, const serve_dist *d,
 {
     fprintf(fp, "  %-10s %10.2f %10.2f %10.2f %10.2f", what, d->mean * scale,
            d->p50 * scale, d->p90 * scale, d->p99 * scale);
-    if (b->have) {
-        double lo, hi;
-        band_ends(b, d->mean * scale, false, &lo, &hi);
-        fprintf(fp, "   %.4g-%.4g (%d%s)", lo, hi, b->cases,
-                b->like ? "" : ", none like this");
-    }
-    fprintf(fp, "\n");
+    char band[96];
+    band_brief(band, sizeof band, b, d->mean * scale, "%.4g", false);
+    fprintf(fp, "%s%s\n", band[0] ? "   " : "", band);
 }
 
 static void print_links(FILE *fp, const serve_result *r, const topo *t)
