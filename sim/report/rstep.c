@@ -275,12 +275,14 @@ static int comm_kind_of(const char *kind)
     return -1;
 }
 
-static void collect_slice(void *ctx, const slice *s)
+/* The busiest links' GPUs, filled by one walk over the step. */
+typedef struct collects {
+    collect *c; /* [n] */
+    int n;
+} collects;
+
+static void collect_one(collect *c, const slice *s, int k)
 {
-    collect *c = ctx;
-    int k = comm_kind_of(s->kind);
-    if (s->gpu != c->gpu || k < 0 || c->nomem)
-        return;
     if (c->n == c->cap) {
         int cap = c->cap ? 2 * c->cap : 256;
         ival *g = realloc(c->v, sizeof *g * (size_t)cap);
@@ -291,6 +293,15 @@ static void collect_slice(void *ctx, const slice *s)
         c->v = g, c->cap = cap;
     }
     c->v[c->n++] = (ival){s->t0_ms, s->t1_ms, k};
+}
+
+static void collect_slice(void *ctx, const slice *s)
+{
+    collects *cs = ctx;
+    int k = comm_kind_of(s->kind);
+    for (int i = 0; k >= 0 && i < cs->n; i++)
+        if (cs->c[i].gpu == s->gpu && !cs->c[i].nomem)
+            collect_one(&cs->c[i], s, k);
 }
 
 /* The GPU a link serves: an end that is a GPU, else the GPU on the rail of
@@ -406,21 +417,26 @@ static int trace_links(tracer *T, const exp_train_out *o, int replicas,
         return 0;
     ev(T, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":"
           "{\"name\":\"busiest links (%% utilized, by kind)\"}}", pid);
-    for (int i = 0; i < r->ntop_links; i++) {
+    collects cs = {calloc((size_t)r->ntop_links, sizeof *cs.c), r->ntop_links};
+    if (!cs.c)
+        return -1;
+    for (int i = 0; i < cs.n; i++)
+        cs.c[i].gpu = link_gpu(t, &t->link[r->top_links[i].link]);
+    walk(o, replicas, true, collect_slice, &cs); /* every link's GPU at once */
+    int rc = 0;
+    for (int i = 0; i < cs.n; i++) {
         const train_link_use *u = &r->top_links[i];
         const topo_link *L = &t->link[u->link];
         char name[96];
         snprintf(name, sizeof name, "%s -> %s (%s)", t->dev[L->src].name,
                  t->dev[L->dst].name, topo_link_kind_name(L->kind));
-        collect c = {.gpu = link_gpu(t, L)};
-        if (c.gpu >= 0)
-            walk(o, replicas, true, collect_slice, &c);
-        link_counter(T, o, u, name, pid, &c);
-        free(c.v);
-        if (c.nomem)
-            return -1;
+        if (rc == 0 && !cs.c[i].nomem)
+            link_counter(T, o, u, name, pid, &cs.c[i]);
+        rc |= cs.c[i].nomem ? -1 : 0;
+        free(cs.c[i].v);
     }
-    return 0;
+    free(cs.c);
+    return rc;
 }
 
 int rstep_trace(const char *path, const exp_train_out *o, bool all_replicas,
