@@ -890,6 +890,24 @@ has '"key": "training/hopper/megatron-core/bf16/tp-pp"'
 if grep -q '"step_time_s_lo"' "$tmp/out"; then bad "a band without an error model"; else ok; fi
 run 0 train-no-band-text -- train configs/train-llama2-7b-8xh100.cfg
 has 'step time .* \(no error band: training/hopper/megatron-core/bf16/tp-pp has no published runs\)'
+# a node's economics: a value out of range, a row twice; a rental price
+# with no '*' row
+printf 'training = "configs/train-llama2-7b-8xh100.cfg";\nclusters = ( { cluster = "dgx-h100"; gpus = 8; },\n  { cluster = "dgx-a100"; gpus = 8; } );\nsearch = false;\n' >"$tmp/econ.cfg"
+rm "$tmp/data/calib/node-economics.tsv"
+printf 'node\tkey\tvalue\tunit\tsource\n*\tserver_usd_per_gpu\t-5\tUSD\ts\n' >"$tmp/data/calib/node-economics.tsv"
+rm "$tmp/data/calib/error-bands.tsv"
+ln -s "$PWD/calib/error-bands.tsv" "$tmp/data/calib/error-bands.tsv"
+run 1 compare-bad-node-economics -- compare "$tmp/econ.cfg"
+has 'node-economics.tsv:2: server_usd_per_gpu: -5 is out of range'
+quiet
+rm "$tmp/data/calib/node-economics.tsv" "$tmp/data/calib/cloud-prices.tsv"
+ln -s "$PWD/calib/node-economics.tsv" "$tmp/data/calib/node-economics.tsv"
+printf 'gpu\tkey\tvalue\tunit\tsource\nh100-sxm\trent_usd_per_gpu_hour\t2\tUSD\ts\n' >"$tmp/data/calib/cloud-prices.tsv"
+run 1 compare-cloud-no-default -- compare "$tmp/econ.cfg"
+has "cloud-prices.tsv: rent_usd_per_gpu_hour: no row for a100-sxm-80gb and no '\\*' row"
+quiet
+rm "$tmp/data/calib/cloud-prices.tsv"
+ln -s "$PWD/calib/cloud-prices.tsv" "$tmp/data/calib/cloud-prices.tsv"
 if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi
 # the shipped one: the step time inside its band, the ends the table's ratios
 # times the prediction, and the family it came from named
