@@ -1043,6 +1043,7 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
     coll_req c = *q;
     c.fast = !q->full && !q->links;
     bool found = false;
+    uint64_t events = 0;
     int a0 = q->algo == ALGO_AUTO ? 0 : q->algo;
     int a1 = q->algo == ALGO_AUTO ? ALGO_COUNT : q->algo + 1;
     for (int a = a0; a < a1; a++) {
@@ -1067,6 +1068,7 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
             coll_result r;
             if (simulate(rt, cal, &c, &r, e))
                 return -1;
+            events += r.events;
             if (!found || r.time_s < out->time_s) {
                 *out = r;
                 found = true;
@@ -1075,6 +1077,7 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
     }
     /* back-to-back calls: the host issues the next ones while the GPUs run
      * this one, so the slower of the two sets the pace */
+    out->events = events;
     double host_s = q->host_gpus * cal->call_us * 1e-6;
     if (found && host_s > out->time_s) {
         out->time_s = host_s;
@@ -1108,7 +1111,7 @@ static void together_done(engine *eng, void *ctx, uint64_t arg)
 
 int coll_time_together(net_routes *rt, const coll_calib *cal,
                        const coll_req *r, int n, double *time_s,
-                       double *link_bytes, llm_err *e)
+                       double *link_bytes, uint64_t *events, llm_err *e)
 {
     const topo *t = net_routes_topo(rt);
     engine *eng;
@@ -1131,6 +1134,8 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
             rc = err_set(e, "collectives did not complete");
     }
     *time_s = engine_now(eng) * 1e-9;
+    if (events)
+        *events = engine_events_run(eng);
     for (int l = 0; link_bytes && rc == 0 && l < t->nlink; l++)
         link_bytes[l] += net_link(nt, l).bytes;
     for (int i = 0; tg.live && i < n; i++)

@@ -117,7 +117,9 @@ typedef struct coll_result {
     double time_s;
     coll_algo algo;
     coll_proto proto;
-    uint64_t events; /* engine events the simulation took */
+    /* engine events the simulation took, over every candidate that
+     * ALGO_AUTO / PROTO_AUTO ran (what the choice cost the simulator) */
+    uint64_t events;
     bool host_bound; /* the host's calls, not the GPUs, set time_s */
     /* with coll_req.links: the busiest links, most utilized first */
     coll_link_use top[COLL_TOP_LINKS];
@@ -161,9 +163,10 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *r,
 /* Several collectives started together on one idle network (concrete
  * algorithms and protocols, every step simulated); the time the last one
  * finishes.  link_bytes, when not NULL ([t->nlink]), gets the bytes each
- * link carried added to it. */
+ * link carried added to it; events, when not NULL, the engine events the
+ * simulation took. */
 int coll_time_together(net_routes *rt, const coll_calib *cal,
                        const coll_req *r, int n, double *time_s,
-                       double *link_bytes, llm_err *e);
+                       double *link_bytes, uint64_t *events, llm_err *e);
 
 #endif

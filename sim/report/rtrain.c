@@ -262,6 +262,8 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(j, "input_bound", json_boolean(r->input_bound));
     json_object_set_new(j, "microbatches", json_integer(r->microbatches));
     json_object_set_new(j, "events", json_integer((json_int_t)r->events));
+    json_object_set_new(j, "network_events",
+                        json_integer((json_int_t)r->net_events));
     json_object_set_new(j, "dp_bytes_per_gpu", json_real(r->dp_bytes_per_gpu));
     if (t->gpu) {
         double w = o->power_w_per_gpu;

@@ -302,7 +302,7 @@ int infer_p2p_s(infer *x, int s, int tokens, double *out_s, llm_err *e)
                           .bytes = (double)tokens * x->s.m->hidden * 2};
     }
     double t;
-    if (coll_time_together(x->s.routes, x->s.coll, q, n, &t, NULL, e))
+    if (coll_time_together(x->s.routes, x->s.coll, q, n, &t, NULL, NULL, e))
         return -1;
     if (c)
         *c = t;

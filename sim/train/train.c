@@ -54,6 +54,7 @@ typedef struct ctx {
         coll_proto proto;
     } cache[64], spill;
     int ncache;
+    uint64_t net_events; /* the collectives' simulations, all of them */
     double op_total_s, op_mem_s; /* kernels priced so far; memory-bound */
 } ctx;
 
@@ -194,8 +195,10 @@ static int groups_together(ctx *c, coll_op op, int group, double bytes,
                            .ranks = all + g * n, .n = n, .bytes = bytes,
                            .full = true};
     }
+    uint64_t ev = 0;
     int rc = coll_time_together(c->in->routes, c->in->coll, rq, groups, s,
-                                link_bytes, c->e);
+                                link_bytes, &ev, c->e);
+    c->net_events += ev;
     free(rq);
     free(all);
     return rc;
@@ -226,6 +229,7 @@ static const struct cached *coll_choose(ctx *c, coll_op op, int group,
     free(ranks);
     if (rc)
         return NULL;
+    c->net_events += r.events;
     struct cached *k = c->ncache < 64 ? &c->cache[c->ncache++] : &c->spill;
     *k = (struct cached){(int)op, group, bytes, r.time_s, r.algo, r.proto};
     /* --full: every (TP rank, CP rank) group of stage 0 reduces at once */
@@ -1870,6 +1874,7 @@ int train_simulate(const train_input *in, train_result *r, llm_err *e)
         report_comm(&c, &S, r, step, busy_max, dp_exposed, t_free, t_pipe);
         report_memory(&c, &S, r);
     }
+    r->net_events = c.net_events;
     sim_free(&S);
     return rc;
 }

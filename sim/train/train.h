@@ -182,7 +182,8 @@ typedef struct train_result {
                                  virtual stage) */
     int microbatches;
     double dp_bytes_per_gpu;  /* bytes each GPU sends for gradients/params */
-    uint64_t events;
+    uint64_t events;          /* the step's schedule on the engine */
+    uint64_t net_events;      /* the collectives' flow-level simulations */
 } train_result;
 
 void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
