@@ -69,6 +69,9 @@ typedef struct run {
     int steps_done;
     int64_t step_begin_ns;
     bool fast; /* alone on the network: identical ring steps skipped */
+    /* with fast: what the skipped steps' flows would have put on each
+     * link ([t->nlink], added to), or NULL when nobody asks */
+    double *skip_link_bytes;
     int64_t flows;
     engine_fn done;
     void *ctx;
@@ -800,6 +803,20 @@ static void advance(engine *eng, void *ctx, uint64_t arg)
     engine_after(eng, step_delay(r, &r->ph[r->cur]), launch_step, r, 0);
 }
 
+/* The bytes `rest` skipped steps of phase p would have put on the links:
+ * in each of them every edge carries p->bytes along the route its flow
+ * takes (the same salt as launch_step's). */
+static void credit_skipped(run *r, const phase *p, int rest)
+{
+    for (int i = 0; i < p->ne; i++) {
+        int links[32];
+        int h = net_route(r->rt, p->e[i].src, p->e[i].dst, (uint32_t)i, links,
+                          32);
+        for (int k = 0; k < h; k++)
+            r->skip_link_bytes[links[k]] += (double)rest * p->bytes;
+    }
+}
+
 /* On an otherwise idle network the steps whose flows are the same -- all
  * of a ring phase's, and a pipeline's between its fill and its drain,
  * where every edge carries a chunk -- take the same time: after two of
@@ -818,6 +835,8 @@ static bool skip_ahead(engine *eng, run *r)
         return false;
     int64_t per = engine_now(eng) - r->step_begin_ns;
     int rest = last - r->step;
+    if (r->skip_link_bytes)
+        credit_skipped(r, p, rest);
 #ifdef LLMSIM_CHECK
     /* the skipped steps stand for their flows: every edge, every step */
     r->sent_bytes += (double)rest * p->ne * p->bytes;
@@ -1120,11 +1139,19 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
         return err_set(e, "out of memory");
     together tg = {n, calloc((size_t)(n ? n : 1), sizeof(run *))};
     int rc = tg.live ? 0 : err_set(e, "out of memory");
+    /* one collective is alone on the network: its identical steps are
+     * skipped as coll_time_alone skips them, their bytes credited to the
+     * links the flows would have crossed */
+    double *skipped = n == 1 && !r[0].full && link_bytes
+                          ? calloc((size_t)t->nlink, sizeof(double))
+                          : NULL;
     for (int i = 0; i < n && rc == 0; i++) {
         coll_req q = r[i];
-        q.fast = false;
+        q.fast = n == 1 && !q.full && (skipped || !link_bytes);
         rc = start(nt, cal, &q, together_done, &tg, (uint64_t)i, &tg.live[i],
                    e);
+        if (rc == 0 && q.fast)
+            tg.live[i]->skip_link_bytes = skipped;
     }
     if (rc == 0) {
         engine_run(eng, INT64_MAX);
@@ -1137,7 +1164,8 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
     if (events)
         *events = engine_events_run(eng);
     for (int l = 0; link_bytes && rc == 0 && l < t->nlink; l++)
-        link_bytes[l] += net_link(nt, l).bytes;
+        link_bytes[l] += net_link(nt, l).bytes + (skipped ? skipped[l] : 0);
+    free(skipped);
     for (int i = 0; tg.live && i < n; i++)
         if (tg.live[i])
             run_free(tg.live[i]); /* never finished: the engine failed */

@@ -97,7 +97,8 @@ typedef struct coll_req {
     int n;
     double bytes; /* nccl-tests "size": whole buffer (RS/AG: whole array) */
     bool fast;    /* set by coll_time_alone: skip identical ring steps */
-    bool full;    /* coll_time_alone: simulate every step anyway */
+    bool full;    /* coll_time_alone, coll_time_together: simulate every
+                     step anyway */
     bool links;   /* coll_time_alone: report the busiest links (implies
                      full: skipped steps would carry no bytes) */
     /* coll_time_alone: the GPUs one host thread issues the collective for,
@@ -161,8 +162,10 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *r,
                     coll_result *out, llm_err *e);
 
 /* Several collectives started together on one idle network (concrete
- * algorithms and protocols, every step simulated); the time the last one
- * finishes.  link_bytes, when not NULL ([t->nlink]), gets the bytes each
+ * algorithms and protocols, every step simulated: their steps interleave);
+ * the time the last one finishes.  One collective alone (n == 1, not
+ * r->full) skips its identical steps as coll_time_alone does, and credits
+ * their bytes to the links their flows would have crossed.  link_bytes, when not NULL ([t->nlink]), gets the bytes each
  * link carried added to it; events, when not NULL, the engine events the
  * simulation took. */
 int coll_time_together(net_routes *rt, const coll_calib *cal,

@@ -192,8 +192,7 @@ static int groups_together(ctx *c, coll_op op, int group, double bytes,
         for (int i = 0; i < n; i++)
             all[g * n + i] = group_rank(c->p, group, g, i);
         rq[g] = (coll_req){.op = op, .algo = algo, .proto = proto,
-                           .ranks = all + g * n, .n = n, .bytes = bytes,
-                           .full = true};
+                           .ranks = all + g * n, .n = n, .bytes = bytes};
     }
     uint64_t ev = 0;
     int rc = coll_time_together(c->in->routes, c->in->coll, rq, groups, s,

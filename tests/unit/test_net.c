@@ -327,13 +327,10 @@ static void test_mesh_within_group(void **state)
     test_topo_destroy(t);
 }
 
-/* Skipping identical steps on an idle network -- a ring's, a tree
- * pipeline's between its fill and its drain -- gives exactly the
- * step-by-step time, for every algorithm that applies, on three nodes
- * with NICs and per-hop latencies, in fewer events. */
-static void test_fast_equals_full(void **state)
+/* Three nodes of 4 GPUs on an NVSwitch, 2 NICs behind PCIe switches, on
+ * rails; NICs of 25 GB/s and per-hop latencies. */
+static topo *three_rail_nodes(void)
 {
-    (void)state;
     topo_nodespec s;
     memset(&s, 0, sizeof s);
     int g = dev(&s, "gpu", DEV_GPU, 4), sw = dev(&s, "nvsw", DEV_NVSWITCH, 1);
@@ -343,7 +340,17 @@ static void test_fast_equals_full(void **state)
     lnk(&s, nic, pc, MAP_BLOCK, LINK_PCIE, 31.5 * GB, 500);
     s.nic_bw_Bps = 25 * GB;
     s.nic_lat_ns = 600;
-    topo *t = build(&s, 3, FABRIC_RAIL);
+    return build(&s, 3, FABRIC_RAIL);
+}
+
+/* Skipping identical steps on an idle network -- a ring's, a tree
+ * pipeline's between its fill and its drain -- gives exactly the
+ * step-by-step time, for every algorithm that applies, on three nodes
+ * with NICs and per-hop latencies, in fewer events. */
+static void test_fast_equals_full(void **state)
+{
+    (void)state;
+    topo *t = three_rail_nodes();
     coll_calib cal = ideal_calib(3.0);
     int ranks[12];
     for (int i = 0; i < 12; i++)
@@ -374,10 +381,59 @@ static void test_fast_equals_full(void **state)
     test_topo_destroy(t);
 }
 
+/* One collective alone through coll_time_together skips its identical
+ * steps and credits their bytes to the links its flows would cross: the
+ * time and every link's bytes are those of the step-by-step run, for each
+ * algorithm, in fewer events. */
+static void test_together_alone_credits_links(void **state)
+{
+    (void)state;
+    topo *t = three_rail_nodes();
+    coll_calib cal = ideal_calib(3.0);
+    int ranks[12];
+    for (int i = 0; i < 12; i++)
+        ranks[i] = i;
+    double *fast_b = calloc((size_t)t->nlink, sizeof(double));
+    double *full_b = calloc((size_t)t->nlink, sizeof(double));
+    assert_non_null(fast_b);
+    assert_non_null(full_b);
+    int tried = 0;
+    for (int a = 0; a < ALGO_COUNT; a++) {
+        coll_req q = {.op = COLL_ALL_REDUCE, .algo = (coll_algo)a,
+                      .proto = PROTO_SIMPLE, .ranks = ranks, .n = 12,
+                      .bytes = 3e8};
+        if (!coll_algo_applies(R(t), &q, q.algo))
+            continue;
+        memset(fast_b, 0, sizeof(double) * (size_t)t->nlink);
+        memset(full_b, 0, sizeof(double) * (size_t)t->nlink);
+        double fast_s, full_s, sum = 0;
+        uint64_t fast_ev, full_ev;
+        llm_err e;
+        assert_int_equal(coll_time_together(R(t), &cal, &q, 1, &fast_s,
+                                            fast_b, &fast_ev, &e), 0);
+        q.full = true;
+        assert_int_equal(coll_time_together(R(t), &cal, &q, 1, &full_s,
+                                            full_b, &full_ev, &e), 0);
+        assert_true(fast_s == full_s);
+        assert_true(fast_ev < full_ev);
+        for (int l = 0; l < t->nlink; l++) {
+            assert_close(fast_b[l], full_b[l], 1e-12);
+            sum += full_b[l];
+        }
+        assert_true(sum > 3e8); /* the links did carry the collective */
+        tried++;
+    }
+    assert_true(tried >= 3);
+    free(fast_b);
+    free(full_b);
+    test_topo_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_flows_share),
+        cmocka_unit_test(test_together_alone_credits_links),
         cmocka_unit_test(test_bottleneck_elsewhere),
         cmocka_unit_test(test_chain_three_flows),
         cmocka_unit_test(test_capped_flow),
