@@ -1013,13 +1013,12 @@ static void top_links(const topo *t, const net *n, coll_result *out)
 net *coll_idle_net(net_routes *rt, const coll_calib *cal, engine **eng)
 {
     *eng = engine_create(1024);
-    net *n = *eng ? net_create(*eng, rt) : NULL;
+    net *n = *eng ? net_take(*eng, rt, cal->link_eff) : NULL;
     if (!n) {
         engine_destroy(*eng);
         *eng = NULL;
         return NULL;
     }
-    net_scale_bw_kinds(n, cal->link_eff);
     return n;
 }
 
@@ -1051,7 +1050,7 @@ static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
     out->host_bound = false;
     if (live && !a.done)
         run_free(live); /* the engine stopped under it */
-    net_destroy(n);
+    net_give(n);
     engine_destroy(eng);
     return rc;
 }
@@ -1170,7 +1169,7 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
         if (tg.live[i])
             run_free(tg.live[i]); /* never finished: the engine failed */
     free(tg.live);
-    net_destroy(nt);
+    net_give(nt);
     engine_destroy(eng);
     return rc;
 }

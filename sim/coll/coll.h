@@ -150,7 +150,8 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *r,
                engine_fn done, void *ctx, uint64_t arg, llm_err *e);
 
 /* An idle network on a new engine (*eng), links at their achievable
- * bandwidth (cal->link_eff); NULL when memory ran out. */
+ * bandwidth (cal->link_eff): the routes' pooled one when it is free
+ * (net_take); hand it back with net_give.  NULL when memory ran out. */
 net *coll_idle_net(net_routes *rt, const coll_calib *cal, engine **eng);
 
 /* Simulates the collective alone on an idle network; with ALGO_AUTO /

@@ -64,6 +64,7 @@ struct net_routes {
     const topo *t;
     topo_dist *dist; /* the BFS distances routes are found from */
     rcache cache;
+    net *spare;      /* an idle network for net_take, or NULL */
 };
 
 net_routes *net_routes_create(const topo *t)
@@ -83,6 +84,7 @@ void net_routes_destroy(net_routes *r)
 {
     if (!r)
         return;
+    net_destroy(r->spare);
     topo_dist_destroy(r->dist);
     free(r->cache.key);
     free(r->cache.body);
@@ -105,6 +107,9 @@ struct net {
     bool solve_pending;
     int ncapped; /* live flows with their own rate limit */
     double started, delivered, max_load;
+    /* net_take: the factors its links were last scaled by (scaled) */
+    double factor[LINK_KIND_COUNT];
+    bool scaled;
 };
 
 net *net_create(engine *eng, net_routes *routes)
@@ -144,6 +149,65 @@ void net_destroy(net *n)
     free(n->alinks);
     free(n->touched);
     free(n);
+}
+
+/* n as net_create made it, its links scaled as they were: the links that
+ * held flows idle again (their lists kept for the next run), the flow
+ * slots free in the order a new net hands them out (ids 0, 1, ...), so a
+ * run on it is the same, event for event, as on a new one. */
+static void net_reset(net *n)
+{
+    for (int i = 0; i < n->ntouched; i++) {
+        lstate *L = &n->l[n->touched[i]];
+        L->nflows = 0;
+        L->active_idx = -1;
+        L->cap_rem = 0;
+        L->unfixed = 0;
+        L->busy_since = 0;
+        L->st = (net_link_stats){0, 0};
+    }
+    n->free_head = -1;
+    for (int i = n->nf_cap - 1; i >= 0; i--) {
+        n->f[i].live = false;
+        n->f[i].next_free = n->free_head;
+        n->free_head = i;
+    }
+    n->nactive = n->nalinks = 0;
+    n->solve_pending = false;
+    n->ncapped = 0;
+    n->started = n->delivered = n->max_load = 0;
+    n->eng = NULL;
+}
+
+net *net_take(engine *eng, net_routes *routes,
+              const double factor[LINK_KIND_COUNT])
+{
+    net *n = routes->spare;
+    routes->spare = NULL;
+    if (!n && !(n = net_create(eng, routes)))
+        return NULL;
+    n->eng = eng;
+    if (!n->scaled ||
+        memcmp(n->factor, factor, sizeof n->factor) != 0) {
+        for (int i = 0; i < n->t->nlink; i++)
+            n->l[i].bw = n->t->link[i].bw_Bps;
+        net_scale_bw_kinds(n, factor);
+        memcpy(n->factor, factor, sizeof n->factor);
+        n->scaled = true;
+    }
+    return n;
+}
+
+void net_give(net *n)
+{
+    if (!n)
+        return;
+    if (n->nactive > 0 || n->routes->spare || !n->scaled) {
+        net_destroy(n);
+        return;
+    }
+    net_reset(n);
+    n->routes->spare = n;
 }
 
 static uint32_t rhash(int src, int dst, uint32_t salt)
@@ -273,6 +337,7 @@ void net_scale_bw(net *n, topo_link_kind kind, double factor)
 
 void net_scale_bw_kinds(net *n, const double factor[LINK_KIND_COUNT])
 {
+    n->scaled = false; /* net_take's record no longer says what they are */
     for (int i = 0; i < n->t->nlink; i++)
         if (factor[n->t->link[i].kind] >= 0) {
             n->l[i].bw = n->t->link[i].bw_Bps * factor[n->t->link[i].kind];

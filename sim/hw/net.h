@@ -45,6 +45,19 @@ typedef struct net_link_stats {
 net *net_create(engine *eng, net_routes *routes);
 void net_destroy(net *n);
 
+/* An idle network on eng with every link at its line rate x factor[kind]
+ * (as net_scale_bw_kinds): the one the routes keep for reuse when it is
+ * free, else a new one.  A topology of 10^5 links costs milliseconds to
+ * make afresh (its link state is pages the kernel must clear), and a
+ * training step simulates hundreds of collectives on it.  NULL when
+ * memory ran out. */
+net *net_take(engine *eng, net_routes *routes,
+              const double factor[LINK_KIND_COUNT]);
+/* Hands n back when its flows are done: reset to idle (exactly as new) and
+ * kept by its routes for the next net_take, or destroyed when they keep
+ * one already or a flow is still live (a failed run). */
+void net_give(net *n);
+
 /* Starts a flow of `bytes` from device src to dst; done(eng, ctx, arg) runs
  * when the last byte has arrived.  `salt` varies the ECMP path.  Returns
  * the flow id, -1 when dst is unreachable, or NET_NOMEM when memory ran

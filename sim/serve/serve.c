@@ -1366,7 +1366,7 @@ static void sim_free(sim *S)
     infer_destroy(S->x[0]);
     infer_destroy(S->x[1]);
     if (S->net)
-        net_destroy(S->net);
+        net_give(S->net);
     if (S->eng)
         engine_destroy(S->eng);
 }

@@ -786,7 +786,7 @@ static double p2p_s(ctx *c, int a, int b, double *link_bytes)
     double s = engine_now(eng) * 1e-9;
     for (int l = 0; link_bytes && l < c->in->t->nlink; l++)
         link_bytes[l] += net_link(n, l).bytes;
-    net_destroy(n);
+    net_give(n);
     engine_destroy(eng);
     return s;
 }

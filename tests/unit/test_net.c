@@ -429,10 +429,57 @@ static void test_together_alone_credits_links(void **state)
     test_topo_destroy(t);
 }
 
+/* A network handed back and taken again (net_give, net_take) is as new:
+ * a collective run after another on the pooled network takes the same
+ * time and events and puts the same bytes on the same links as on a
+ * network that never ran anything. */
+static void test_pooled_net_as_new(void **state)
+{
+    (void)state;
+    topo *t = three_rail_nodes();
+    coll_calib cal = ideal_calib(3.0);
+    int ranks[12];
+    for (int i = 0; i < 12; i++)
+        ranks[i] = i;
+    coll_req first = {.op = COLL_ALL_REDUCE, .algo = ALGO_TREE,
+                      .proto = PROTO_SIMPLE, .ranks = ranks, .n = 12,
+                      .bytes = 3e8};
+    coll_req then = {.op = COLL_ALL_GATHER, .algo = ALGO_RING,
+                     .proto = PROTO_LL128, .ranks = ranks + 2, .n = 8,
+                     .bytes = 5e7, .links = true};
+    net_routes *used = net_routes_create(t), *fresh = net_routes_create(t);
+    coll_result a, b, c;
+    llm_err e;
+    assert_int_equal(coll_time_alone(used, &cal, &first, &a, &e), 0);
+    assert_int_equal(coll_time_alone(used, &cal, &then, &b, &e), 0);
+    assert_int_equal(coll_time_alone(fresh, &cal, &then, &c, &e), 0);
+    assert_true(b.time_s == c.time_s);
+    assert_true(b.events == c.events);
+    assert_int_equal(b.ntop, c.ntop);
+    assert_true(c.ntop > 0);
+    for (int i = 0; i < c.ntop; i++) {
+        assert_int_equal(b.top[i].link, c.top[i].link);
+        assert_true(b.top[i].bytes == c.top[i].bytes);
+        assert_true(b.top[i].busy_fraction == c.top[i].busy_fraction);
+    }
+    /* other link efficiencies: the pooled links are scaled again */
+    coll_calib slow = cal;
+    slow.link_eff[LINK_NETWORK] = 0.5;
+    coll_req ar = first;
+    ar.algo = ALGO_RING;
+    assert_int_equal(coll_time_alone(used, &slow, &ar, &a, &e), 0);
+    assert_int_equal(coll_time_alone(fresh, &cal, &ar, &b, &e), 0);
+    assert_true(a.time_s > 1.5 * b.time_s);
+    net_routes_destroy(used);
+    net_routes_destroy(fresh);
+    test_topo_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_flows_share),
+        cmocka_unit_test(test_pooled_net_as_new),
         cmocka_unit_test(test_together_alone_credits_links),
         cmocka_unit_test(test_bottleneck_elsewhere),
         cmocka_unit_test(test_chain_three_flows),
