@@ -225,11 +225,20 @@ int cfg_topo_size(const char *arg, int nodes, exp_topo_size *out,
         out->ndev += spec.dev[i].count;
         if (spec.dev[i].kind == DEV_GPU)
             out->gpus_per_node += spec.dev[i].count;
+        if (spec.dev[i].kind == DEV_NIC)
+            out->nics += spec.dev[i].count;
+        out->nvls |= spec.dev[i].kind == DEV_NVSWITCH && spec.dev[i].nvls;
     }
     /* a link template joins up to every pair of its two groups */
-    for (int i = 0; i < spec.nlink; i++)
+    for (int i = 0; i < spec.nlink; i++) {
         out->nlink += spec.dev[spec.link[i].a].count;
-    return 0;
+        out->nvlink |= spec.link[i].kind == LINK_NVLINK;
+    }
+    out->sharp = fabric.sharp;
+    /* no GPU's keys: the rows every GPU shares */
+    cfg_coll_keys none;
+    memset(&none, 0, sizeof none);
+    return cfg_load_coll_calib_keys(cfg_datadir(), &none, &out->coll, e);
 }
 
 topo *cfg_load_topo_net(const char *arg, int nodes, int p2p,

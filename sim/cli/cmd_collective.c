@@ -8,13 +8,14 @@
 #include "cli/cmd.h"
 #include "coll/coll.h"
 #include "base/util.h"
+#include "decide/budget.h"
 #include "report/rcoll.h"
 
 static const char usage[] =
     "usage: llmsim collective --cluster NAME|FILE --op OP [--gpus N] [--nodes N]\n"
     "           [-b MIN] [-e MAX] [-f FACTOR] [--algo ALGO] [--proto PROTO]\n"
     "           [--gpus-per-node G] [-g GPUS_PER_THREAD] [--p2p on|off]\n"
-    "           [--csv | --json]\n\n"
+    "           [--csv | --json] [--force]\n\n"
     "Simulates a collective on the topology's first N GPUs for each size from\n"
     "-b to -e (x -f each time), as nccl-tests' *_perf does, and prints size,\n"
     "count, type, redop, time (us), algbw and busbw (GB/s) with nccl-tests'\n"
@@ -37,13 +38,16 @@ static const char usage[] =
     "  --links    after the table, the busiest links at the largest size\n"
     "             (bytes, utilization = bytes / (bandwidth x time), busy time)\n"
     "  --full     simulate every ring step (by default, on the idle network,\n"
-    "             identical steps after the second are skipped: same result)\n\n"
+    "             identical steps after the second are skipped: same result)\n"
+    "  --force    run a sweep the simulator could not finish in 2 minutes\n"
+    "             (estimated from each size's flows, before anything is\n"
+    "             built); refused without it\n\n"
     "Sizes are nccl-tests' \"size\": the whole buffer; for reduce_scatter and\n"
     "all_gather the whole array (count x 4 x n).  Type float, redop sum.\n";
 
 typedef struct copts {
     const char *cluster;
-    int op, algo, proto, csv, json, p2p, full, links;
+    int op, algo, proto, csv, json, p2p, full, links, force;
     int gpus, nodes;
     long per_thread, per_node; /* -g, --gpus-per-node (0: fill) */
     double b, e, f;
@@ -68,6 +72,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         {"json", no_argument, 0, 'J'},
         {"full", no_argument, 0, 'F'},
         {"links", no_argument, 0, 'L'},
+        {"force", no_argument, 0, 'X'},
         {0, 0, 0, 0},
     };
     static const char *const onoff[] = {"off", "on"};
@@ -99,6 +104,7 @@ static int parse(int argc, char **argv, copts *o, llm_err *e)
         case 'J': o->json = 1; break;
         case 'F': o->full = 1; break;
         case 'L': o->links = 1; break;
+        case 'X': o->force = 1; break;
         case ':': return err_set(e, "option %s needs a value", argv[optind - 1]);
         default: return cmd_bad_option("collective", argv[optind - 1], opts, e);
         }
@@ -129,18 +135,66 @@ static double count_of(const copts *o, double bytes, int n)
     return floor(bytes / 4);
 }
 
+/* The sweep -b .. -e goes x step each time; s is its last size when the
+ * next would pass -e. */
+static double step_of(const copts *o)
+{
+    return o->f > 0 ? o->f : 2;
+}
+
+static bool last_size(const copts *o, double s)
+{
+    return step_of(o) <= 1 || s * step_of(o) > o->e * (1 + 1e-12);
+}
+
+/* The buffer of sweep size s on n GPUs (whole counts of floats). */
+static double bytes_of(const copts *o, double s, int n)
+{
+    return count_of(o, s, n) * 4 *
+           (o->op == COLL_ALL_GATHER || o->op == COLL_REDUCE_SCATTER ? n : 1);
+}
+
+/* The sweep refused (budget.h) when its simulations would take more than
+ * the budget, estimated from the topology's size and each size's flows
+ * (coll_sim_estimate) before the topology is built. */
+static int sweep_budget(const copts *o, llm_err *e)
+{
+    exp_topo_size z;
+    if (cfg_topo_size(o->cluster, (int)o->nodes, &z, e))
+        return -1;
+    budget_est b = {0};
+    budget_topology(z.nodes, z.ndev, z.nlink, &b);
+    int ngpu = z.nodes * z.gpus_per_node;
+    int n = (int)(o->gpus ? o->gpus : ngpu);
+    int per = (int)(o->per_node ? o->per_node : z.gpus_per_node);
+    b.gpus = n;
+    coll_shape sh = {n, per > 0 ? (n + per - 1) / per : 1, z.nics, z.nvlink,
+                     z.nvls, z.sharp};
+    for (double s = o->b; n <= ngpu; s *= step_of(o)) {
+        bool links = o->links && last_size(o, s);
+        budget_coll(&b, coll_sim_estimate(&z.coll, (coll_op)o->op,
+                                          (coll_algo)o->algo,
+                                          (coll_proto)o->proto, &sh,
+                                          bytes_of(o, s, n),
+                                          !o->full && !links),
+                    1, (double)z.nodes * z.nlink);
+        if (last_size(o, s))
+            break;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "--op %s", coll_op_names[o->op]);
+    return budget_check(&b, what, o->force, e);
+}
+
 /* The sizes -b .. -e (x -f each time) on the first n GPUs, each row
  * handed to the report as it is measured; the busiest links at the last. */
 static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
                        const band_table *bands, const int *ranks, int n,
                        rcoll_table *tab, llm_err *e)
 {
-    double factor = o->f > 0 ? o->f : 2;
-    for (double s = o->b; s <= o->e * (1 + 1e-12); s *= factor) {
-        double bytes = count_of(o, s, n) * 4 *
-                       (o->op == COLL_ALL_GATHER || o->op == COLL_REDUCE_SCATTER
-                            ? n : 1);
-        bool last = s * factor > o->e * (1 + 1e-12);
+    for (double s = o->b;; s *= step_of(o)) {
+        double bytes = bytes_of(o, s, n);
+        bool last = last_size(o, s);
         coll_req q = {.op = (coll_op)o->op, .algo = (coll_algo)o->algo,
                       .proto = (coll_proto)o->proto, .ranks = ranks, .n = n,
                       .bytes = bytes, .full = o->full,
@@ -162,7 +216,7 @@ static int sweep_sizes(const copts *o, net_routes *rt, const coll_calib *cal,
         rcoll_row_add(tab, &row);
         if (o->links && last)
             rcoll_links(tab, &r);
-        if (factor <= 1)
+        if (last)
             break;
     }
     return 0;
@@ -244,7 +298,7 @@ static int run(int argc, char **argv, llm_err *e)
     if (cmd_inputs_only)
         return EXIT_OK;
     gpu_catalog cat;
-    if (cfg_load_catalog(&cat, e))
+    if (sweep_budget(&o, e) || cfg_load_catalog(&cat, e))
         return EXIT_BAD_INPUT;
     topo *t = cfg_load_topo_named(o.cluster, (int)o.nodes, o.p2p, &cat, e);
     coll_calib cal;

@@ -1173,3 +1173,139 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
     engine_destroy(eng);
     return rc;
 }
+
+/* ---- what a simulation costs --------------------------------------------- */
+
+/* Engine events per flow (its bytes' completion, its latency's end, its
+ * share of the rate solves) and per simulated step (launch and advance),
+ * fitted to measured counts (tests/unit/test_budget.c). */
+#define EVENTS_PER_FLOW 2.0
+#define EVENTS_PER_STEP 3.0
+
+typedef struct sim_cost {
+    double flows, steps, width;
+} sim_cost;
+
+/* A phase of `steps` identical steps of `edges` flows each; run fast, two
+ * of them are simulated and the rest skipped (skip_ahead). */
+static void cost_ring(sim_cost *c, double edges, double steps, bool fast)
+{
+    double simulated = fast && steps >= 3 ? 2 : steps;
+    c->flows += edges * simulated;
+    c->steps += simulated;
+    if (steps > 0 && edges > c->width)
+        c->width = edges;
+}
+
+/* A pipeline of K chunks over `edges` edges whose levels span L steps:
+ * every edge carries each chunk, L + K steps; run fast (when the run of
+ * identical steps is long enough to skip), the fill and the drain only,
+ * each edge on L + 2 of them. */
+static void cost_pipe(sim_cost *c, double edges, double L, double K,
+                      bool fast)
+{
+    bool skip = fast && K >= L + 3;
+    c->flows += edges * (skip ? L + 2 : K);
+    c->steps += skip ? 2 * L + 2 : L + K;
+    if (edges > c->width)
+        c->width = edges;
+}
+
+/* The flows and steps of algorithm a's phases on shape s (build_ring,
+ * build_chain, build_tree, ... in closed form). */
+static sim_cost algo_cost(const coll_calib *cal, coll_op op, coll_algo a,
+                          const coll_shape *s, double bytes, bool fast)
+{
+    sim_cost c = {0, 0, 0};
+    double n = s->n, nn = s->nodes, g = n / nn;
+    double ch = nn > 1 && s->nics > 0 ? s->nics : 1;
+    switch (a) {
+    case ALGO_RING:
+        if (op == COLL_BROADCAST || op == COLL_REDUCE)
+            cost_pipe(&c, n - 1, n - 2, fmax(ceil(bytes / cal->chunk_bytes), 1),
+                      fast);
+        else
+            cost_ring(&c, n * ch, (op == COLL_ALL_REDUCE ? 2 : 1) * (n - 1),
+                      fast);
+        break;
+    case ALGO_TREE: {
+        /* the deepest vertex: a node at the bottom of the binary tree, the
+         * last GPU of its chain */
+        double H = floor(log2(nn)) + g - 1;
+        cost_pipe(&c, 4 * ch * (n - 1), 2 * H - 1,
+                  fmax(ceil(bytes / 2 / ch / cal->chunk_bytes), 1), fast);
+        break;
+    }
+    case ALGO_HIER:
+    case ALGO_SHARP:
+        cost_ring(&c, n, g - 1, fast);
+        if (a == ALGO_HIER)
+            cost_ring(&c, n, 2 * (nn - 1), fast);
+        else
+            cost_ring(&c, 2 * n, 1, fast);
+        cost_ring(&c, n, g - 1, fast);
+        break;
+    case ALGO_NVLS:
+        cost_ring(&c, 2 * n, 1, fast);
+        break;
+    default:
+        cost_ring(&c, op == COLL_SEND_RECV ? n : n * (n - 1), 1, fast);
+    }
+    return c;
+}
+
+/* coll_algo_applies on a shape. */
+static bool shape_applies(coll_op op, coll_algo a, const coll_shape *s)
+{
+    bool multi = s->nodes > 1, ar = op == COLL_ALL_REDUCE;
+    switch (a) {
+    case ALGO_RING:
+        return ar || op == COLL_REDUCE_SCATTER || op == COLL_ALL_GATHER ||
+               op == COLL_BROADCAST || op == COLL_REDUCE;
+    case ALGO_TREE:
+    case ALGO_HIER:
+        return ar && multi;
+    case ALGO_NVLS:
+        return ar && !multi && s->nvls;
+    case ALGO_SHARP:
+        return ar && multi && s->sharp;
+    default:
+        return op == COLL_ALL_TO_ALL || op == COLL_SEND_RECV;
+    }
+}
+
+/* Whether auto tries protocol p on shape s (the proto_ok filter of
+ * coll_time_alone over the hardware classes the ranks span). */
+static bool shape_proto_ok(const coll_calib *cal, const coll_shape *s, int p)
+{
+    return (s->nodes <= 1 || cal->proto_ok[HW_NET][p]) &&
+           cal->proto_ok[s->nvlink ? HW_NVLINK : HW_PCI][p];
+}
+
+coll_sim_cost coll_sim_estimate(const coll_calib *cal, coll_op op,
+                                coll_algo algo, coll_proto proto,
+                                const coll_shape *s, double bytes, bool fast)
+{
+    coll_sim_cost k = {0, 0, 0};
+    int a0 = algo == ALGO_AUTO ? 0 : algo;
+    int a1 = algo == ALGO_AUTO ? ALGO_COUNT : algo + 1;
+    for (int a = a0; s->n >= 2 && s->nodes >= 1 && a < a1; a++) {
+        if (!shape_applies(op, (coll_algo)a, s) ||
+            (algo == ALGO_AUTO && a == ALGO_HIER))
+            continue;
+        int p0 = proto == PROTO_AUTO ? 0 : proto;
+        int p1 = proto == PROTO_AUTO ? PROTO_COUNT : proto + 1;
+        for (int p = p0; p < p1; p++) {
+            if (proto == PROTO_AUTO &&
+                ((a == ALGO_NVLS && p != PROTO_SIMPLE) ||
+                 !shape_proto_ok(cal, s, p)))
+                continue;
+            sim_cost c = algo_cost(cal, op, (coll_algo)a, s, bytes, fast);
+            k.events += EVENTS_PER_FLOW * c.flows + EVENTS_PER_STEP * c.steps;
+            k.sims++;
+            if (c.width > k.max_flows)
+                k.max_flows = c.width;
+        }
+    }
+    return k;
+}

@@ -154,6 +154,37 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *r,
  * (net_take); hand it back with net_give.  NULL when memory ran out. */
 net *coll_idle_net(net_routes *rt, const coll_calib *cal, engine **eng);
 
+/* A collective's ranks as a run's budget sees them, before a topology
+ * exists: n ranks spread evenly over `nodes` nodes. */
+typedef struct coll_shape {
+    int n, nodes;
+    int nics;    /* NICs per node: the channels of rings and trees across
+                    nodes */
+    bool nvlink; /* a node's GPUs talk over NVLink (else PCIe) */
+    bool nvls;   /* the node's NVSwitch reduces in the switch */
+    bool sharp;  /* the fabric's switches reduce (SHARP) */
+} coll_shape;
+
+/* What simulating op of `bytes` on shape s costs the simulator, in closed
+ * form from the phases each algorithm builds: every candidate that
+ * ALGO_AUTO / PROTO_AUTO runs, or the one named; `fast` as
+ * coll_time_alone runs it (identical steps skipped), else every step (one
+ * of several collectives of coll_time_together).  Within 3% of the
+ * measured counts on DGX A100 / H100 clusters of 8-512 GPUs
+ * (tests/unit/test_budget.c compares them); a direct NVLink mesh (a
+ * 4-GPU HGX board), whose rings are every Hamiltonian cycle, costs more
+ * than it says. */
+typedef struct coll_sim_cost {
+    double events;    /* engine events */
+    double max_flows; /* the most flows one step has in flight (what each
+                         rate update touches) */
+    double sims;      /* simulations run (each on a fresh network) */
+} coll_sim_cost;
+
+coll_sim_cost coll_sim_estimate(const coll_calib *cal, coll_op op,
+                                coll_algo algo, coll_proto proto,
+                                const coll_shape *s, double bytes, bool fast);
+
 /* Simulates the collective alone on an idle network; with ALGO_AUTO /
  * PROTO_AUTO, every applicable choice and keeps the fastest.  With
  * r->host_gpus, the time is that of one of many calls issued back to

@@ -3,9 +3,9 @@
  * A plan of 10^6 GPUs and 10^4 microbatches is a typo more often than an
  * experiment, and it would run for hours before saying so.  Commands
  * estimate the work up front from closed forms (events of the step's
- * schedule, events of each collective's flow-level simulation, and the
- * flows each of them updates; memory of the topology and of the request
- * list) and refuse a run whose estimate is over the limit unless the user
+ * schedule, events of each collective's flow-level simulation as
+ * coll_sim_estimate counts them, and the flows each of them updates;
+ * memory of the topology and of the request list) and refuse a run whose estimate is over the limit unless the user
  * passes --force.  The constants are measured on the reference machine
  * (see budget.c); the estimate is for refusing, not for prediction. */
 #ifndef LLMSIM_BUDGET_H
@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
+#include "coll/coll.h"
 #include "model/plan.h"
 #include "model/model.h"
 
@@ -33,10 +34,26 @@ typedef struct budget_est {
 /* A topology of `nodes` nodes of ndev devices and nlink links each. */
 void budget_topology(double nodes, int ndev, int nlink, budget_est *b);
 
-/* Adds one training step of plan p of model m (dp filled in) to b;
- * `full`: every data-parallel group on the network at once. */
+/* What the budget needs of a cluster before it is built. */
+typedef struct budget_cluster {
+    double nodes;
+    int gpus_per_node, nics; /* per node */
+    bool nvlink, nvls, sharp; /* as coll_shape's */
+    double links;             /* of the whole topology */
+    const coll_calib *coll;   /* chunking and protocols */
+} budget_cluster;
+
+/* Adds `count` simulations of collectives that each cost k
+ * (coll_sim_estimate) on a topology of `links` links. */
+void budget_coll(budget_est *b, coll_sim_cost k, double count, double links);
+
+/* Adds one training step of plan p of model m (dp filled in) on cluster
+ * cl to b: the schedule's events, and the collectives train simulates
+ * (each distinct one once with every candidate of NCCL's tuner, and once
+ * more as the step's link load runs it); `full`: every group of a kind on
+ * the network at once, every step simulated. */
 void budget_train(const model_spec *m, const plan_train *p, bool full,
-                  budget_est *b);
+                  const budget_cluster *cl, budget_est *b);
 
 /* Adds a serving run of `requests` requests (its events follow the
  * engine's iterations, which batch many requests' tokens). */

@@ -225,7 +225,8 @@ static int need_names(const char *model, const char *cluster, const char *cmd,
  * built: a million GPUs take gigabytes by themselves. */
 static int train_budget(const exp_train *x, const exp_run_opts *o,
                         const exp_loader *ld, const model_spec *m,
-                        plan_train *p, llm_err *e)
+                        const stack_spec *st, plan_train *p, budget_est *b,
+                        llm_err *e)
 {
     exp_topo_size z;
     if (ld->topo_size(ld->ctx, x->cluster, x->nodes, &z, e))
@@ -235,10 +236,15 @@ static int train_budget(const exp_train *x, const exp_run_opts *o,
     if (exp_train_fill(p, x->cluster, have, x->microbatches, e) ||
         plan_train_check(m, p, e))
         return -1;
-    budget_est b = {0};
-    budget_topology(z.nodes, z.ndev, z.nlink, &b);
-    budget_train(m, p, o->full, &b);
-    return budget_check(&b, x->h.file[0] ? x->h.file : "the plan", o->force, e);
+    memset(b, 0, sizeof *b);
+    budget_topology(z.nodes, z.ndev, z.nlink, b);
+    budget_cluster cl = {z.nodes, z.gpus_per_node, z.nics, z.nvlink, z.nvls,
+                         z.sharp, (double)z.nodes * z.nlink, &z.coll};
+    plan_train q = *p; /* with the bucket the step will reduce */
+    q.bucket_bytes = stack_bucket_bytes(st, p->bucket_bytes, p->dp * p->cp,
+                                        mem_grad_bytes_per_param(p));
+    budget_train(m, &q, o->full, &cl, b);
+    return budget_check(b, x->h.file[0] ? x->h.file : "the plan", o->force, e);
 }
 
 /* Watts per GPU over the step, as `serve` models power (calib/power.tsv):
@@ -263,7 +269,8 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
         need_names(x->model, x->cluster, "train", e) ||
         ld->model(ld->ctx, x->model, &v->m, e) ||
         ld->stack(ld->ctx, x->stack, &v->stack, e) ||
-        train_budget(x, o, ld, &v->m, &out->plan, e) ||
+        train_budget(x, o, ld, &v->m, &v->stack, &out->plan, &out->budget,
+                     e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
         goto fail;
     train_input in = {.m = &v->m, .plan = &out->plan, .t = v->t,

@@ -14,6 +14,7 @@
 #include "coll/coll.h"
 #include "cost/cost.h"
 #include "decide/band.h"
+#include "decide/budget.h"
 #include "decide/econ.h"
 #include "decide/settings.h"
 #include "hw/gpu.h"
@@ -151,6 +152,11 @@ int exp_settle(exp_kind k, void *x, llm_err *e);
 /* A cluster's size before it is built (for the run budget). */
 typedef struct exp_topo_size {
     int nodes, gpus_per_node, ndev, nlink; /* ndev, nlink: per node */
+    int nics;          /* per node */
+    bool nvlink;       /* GPUs joined by NVLink (else PCIe) */
+    bool nvls, sharp;  /* in-switch reduction in the node, in the fabric */
+    coll_calib coll;   /* the collective tables no GPU selects (chunking,
+                          protocols) */
 } exp_topo_size;
 
 /* The model, the cluster and their calibration, loaded. */
@@ -219,6 +225,7 @@ typedef struct exp_train_out {
     train_record rec;  /* opts.record */
     double power_w_per_gpu; /* idle + dynamic range x utilization */
     band_est band;       /* the step time's error band (a time: x ratio) */
+    budget_est budget;   /* what the run was estimated to cost (budget.h) */
 } exp_train_out;
 
 int exp_train_run(const exp_train *x, const exp_run_opts *o,

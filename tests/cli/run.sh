@@ -1352,13 +1352,18 @@ has '^llmsim model: model-zero-layers.cfg:3: layers: 0 is out of range'
     topo-dangling-link.cfg >"$tmp/out" 2>"$tmp/err"); rc=$?
 if [ $rc -eq 1 ]; then ok; else bad "exit status $rc, expected 1"; fi
 has '^llmsim topo: topo-dangling-link.cfg:9: b'
-# 2^20 GPUs x 10^4 microbatches: refused before anything is built
-corpus train-absurd-size "$B/train-absurd-size.cfg: refusing to simulate 1048576 GPUs .*estimated [0-9]+ min.*--force" \
+# 2^21 GPUs x 10^4 microbatches: refused before anything is built
+corpus train-absurd-size "$B/train-absurd-size.cfg: refusing to simulate 2097152 GPUs .*estimated [0-9]+ min.*--force" \
     train $B/train-absurd-size.cfg --timeline "$O.csv"
+# a collective sweep too: 1 GiB all-reduce on 131,072 A100 with every step
+# simulated
+corpus collective-absurd-size "--op all_reduce: refusing to simulate 131072 GPUs .*--force" \
+    collective --cluster dgx-a100 --nodes 16384 --op all_reduce -b 1G -e 1G \
+    --full --csv
 # in a sweep, such a point is an error row, not a sweep that never ends
 run 0 sweep-over-budget -- sweep $B/train-absurd-size.cfg --vary parallel.tp=8 \
     --out "$tmp/budget.csv" --no-progress
-if grep -q '^0,[0-9a-f]*,8,error,".*refusing to simulate 1048576 GPUs.*--force' "$tmp/budget.csv"; then
+if grep -q '^0,[0-9a-f]*,8,error,".*refusing to simulate 2097152 GPUs.*--force' "$tmp/budget.csv"; then
     ok; else bad "the point over the budget is not an error row"; fi
 corpus serve-absurd-requests "--requests: refusing to simulate 1e\+08 requests" serve \
     --model llama-2-7b --cluster dgx-h100 --tp 1 --rate 10 --prompt-len 100 \
