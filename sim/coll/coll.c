@@ -1055,13 +1055,73 @@ static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
     return rc;
 }
 
-int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
-                    coll_result *out, llm_err *e)
+/* A time the collective cannot beat, from its phases without running
+ * them: the launch, every step's wait (step_delay), and per phase the
+ * transfers -- each step lasts at least as long as the bytes it puts on
+ * any one link take at that link's achievable rate, and as one flow's
+ * bytes take at its own rate limit -- so the steps' sum is at least the
+ * phase's bytes on its busiest link over that link's rate.  Flows' own
+ * route latencies are left out (a bound, not an estimate).  link_bytes:
+ * [t->nlink] of scratch.  -1 when the phases could not be built. */
+static double lower_bound_s(net_routes *rt, const coll_calib *cal,
+                            const coll_req *q, double *link_bytes)
+{
+    const topo *t = net_routes_topo(rt);
+    run *r = calloc(1, sizeof *r);
+    if (!r)
+        return -1;
+    *r = (run){.t = t, .rt = rt, .cal = cal, .algo = q->algo,
+               .proto = q->proto};
+    if (build(r, q)) {
+        run_free(r);
+        return -1;
+    }
+    double ns = cal->base_lat_us[r->algo][r->proto] * 1e3, xfer_s = 0;
+    for (int i = 0; i < r->nph; i++) {
+        const phase *p = &r->ph[i];
+        if (p->steps <= 0 || p->ne == 0)
+            continue;
+        /* the first step waits the phase's start-up as well */
+        for (r->step = 0; r->step < 2 && r->step < p->steps; r->step++)
+            ns += (double)step_delay(r, p) * (r->step ? p->steps - 1 : 1);
+        /* every edge carries p->bytes at each step (a ring) or once per
+         * chunk (a pipeline) */
+        double per_edge = p->bytes * (p->K > 0 ? p->K : p->steps), worst = 0;
+        memset(link_bytes, 0, sizeof(double) * (size_t)t->nlink);
+        for (int k = 0; k < p->ne; k++) {
+            int links[32];
+            int h = net_route(rt, p->e[k].src, p->e[k].dst, (uint32_t)k,
+                              links, 32);
+            for (int j = 0; j < h; j++)
+                link_bytes[links[j]] += per_edge;
+        }
+        for (int l = 0; l < t->nlink; l++) {
+            double bw = t->link[l].bw_Bps * cal->link_eff[t->link[l].kind];
+            if (link_bytes[l] > 0 && bw > 0 && link_bytes[l] / bw > worst)
+                worst = link_bytes[l] / bw;
+        }
+        if (p->max_Bps > 0 && per_edge / p->max_Bps > worst)
+            worst = per_edge / p->max_Bps;
+        xfer_s += worst;
+    }
+    run_free(r);
+    return ns * 1e-9 + xfer_s;
+}
+
+/* One candidate of an automatic choice, with what bounds its time. */
+typedef struct candidate {
+    coll_algo algo;
+    coll_proto proto;
+    double bound_s;
+} candidate;
+
+/* The (algorithm, protocol) pairs q names or auto tries, in NCCL's order
+ * (the order ties are broken in); returns how many. */
+static int candidates(net_routes *rt, const coll_calib *cal, const coll_req *q,
+                      candidate *out)
 {
     coll_req c = *q;
-    c.fast = !q->full && !q->links;
-    bool found = false;
-    uint64_t events = 0;
+    int nc = 0;
     int a0 = q->algo == ALGO_AUTO ? 0 : q->algo;
     int a1 = q->algo == ALGO_AUTO ? ALGO_COUNT : q->algo + 1;
     for (int a = a0; a < a1; a++) {
@@ -1073,28 +1133,74 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
         int p0 = q->proto == PROTO_AUTO ? 0 : q->proto;
         int p1 = q->proto == PROTO_AUTO ? PROTO_COUNT : q->proto + 1;
         for (int p = p0; p < p1; p++) {
-            c.proto = (coll_proto)p;
             if (q->proto == PROTO_AUTO && a == ALGO_NVLS && p != PROTO_SIMPLE)
                 continue; /* NVLS runs the Simple protocol only */
-            if (q->proto == PROTO_AUTO) {
-                bool ok = true;
-                for (int h = 0; h < HW_COUNT; h++)
-                    ok = ok && (cal->proto_ok[h][p] || !uses_hw(rt, &c, h));
-                if (!ok)
-                    continue;
-            }
-            coll_result r;
-            if (simulate(rt, cal, &c, &r, e))
-                return -1;
-            events += r.events;
-            if (!found || r.time_s < out->time_s) {
-                *out = r;
-                found = true;
-            }
+            bool ok = true;
+            for (int h = 0; q->proto == PROTO_AUTO && h < HW_COUNT; h++)
+                ok = ok && (cal->proto_ok[h][p] || !uses_hw(rt, &c, h));
+            if (ok)
+                out[nc++] = (candidate){(coll_algo)a, (coll_proto)p, 0};
         }
     }
-    /* back-to-back calls: the host issues the next ones while the GPUs run
-     * this one, so the slower of the two sets the pace */
+    return nc;
+}
+
+/* The candidates' indices by lower bound, equal bounds in NCCL's order
+ * (insertion sort: a dozen at most). */
+static void order_by_bound(const candidate *cand, int nc, int *order)
+{
+    for (int i = 0; i < nc; i++) {
+        int j = i;
+        for (; j > 0 && cand[order[j - 1]].bound_s > cand[i].bound_s; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+}
+
+int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
+                    coll_result *out, llm_err *e)
+{
+    coll_req c = *q;
+    c.fast = !q->full && !q->links;
+    candidate cand[ALGO_COUNT * PROTO_COUNT];
+    int order[ALGO_COUNT * PROTO_COUNT];
+    int nc = candidates(rt, cal, q, cand);
+    /* Several candidates: each one's lower bound first, then the
+     * simulations from the lowest bound up; one whose bound is above the
+     * fastest time so far cannot win and is not simulated.  The choice is
+     * the one simulating them all would make: the fastest, ties to the
+     * first in NCCL's order. */
+    if (nc > 1) {
+        double *scratch = malloc(sizeof(double) *
+                                 (size_t)net_routes_topo(rt)->nlink);
+        if (!scratch)
+            return err_set(e, "out of memory");
+        for (int i = 0; i < nc; i++) {
+            c.algo = cand[i].algo, c.proto = cand[i].proto;
+            cand[i].bound_s = lower_bound_s(rt, cal, &c, scratch);
+        }
+        free(scratch);
+    }
+    order_by_bound(cand, nc, order);
+    bool found = false;
+    int best = -1;
+    uint64_t events = 0;
+    for (int k = 0; k < nc; k++) {
+        int i = order[k];
+        if (found && cand[i].bound_s > out->time_s)
+            continue;
+        c.algo = cand[i].algo, c.proto = cand[i].proto;
+        coll_result r;
+        if (simulate(rt, cal, &c, &r, e))
+            return -1;
+        events += r.events;
+        if (!found || r.time_s < out->time_s ||
+            (r.time_s == out->time_s && i < best)) {
+            *out = r;
+            best = i;
+            found = true;
+        }
+    }
     out->events = events;
     double host_s = q->host_gpus * cal->call_us * 1e-6;
     if (found && host_s > out->time_s) {

@@ -167,11 +167,12 @@ typedef struct coll_shape {
 
 /* What simulating op of `bytes` on shape s costs the simulator, in closed
  * form from the phases each algorithm builds: every candidate that
- * ALGO_AUTO / PROTO_AUTO runs, or the one named; `fast` as
+ * ALGO_AUTO / PROTO_AUTO may run (an upper bound: coll_time_alone skips
+ * those whose lower bound cannot win), or the one named; `fast` as
  * coll_time_alone runs it (identical steps skipped), else every step (one
  * of several collectives of coll_time_together).  Within 3% of the
- * measured counts on DGX A100 / H100 clusters of 8-512 GPUs
- * (tests/unit/test_budget.c compares them); a direct NVLink mesh (a
+ * measured counts of one algorithm on DGX A100 / H100 clusters of 8-512
+ * GPUs (tests/unit/test_budget.c compares them); a direct NVLink mesh (a
  * 4-GPU HGX board), whose rings are every Hamiltonian cycle, costs more
  * than it says. */
 typedef struct coll_sim_cost {
@@ -186,10 +187,14 @@ coll_sim_cost coll_sim_estimate(const coll_calib *cal, coll_op op,
                                 const coll_shape *s, double bytes, bool fast);
 
 /* Simulates the collective alone on an idle network; with ALGO_AUTO /
- * PROTO_AUTO, every applicable choice and keeps the fastest.  With
- * r->host_gpus, the time is that of one of many calls issued back to
- * back, as nccl-tests times them: the GPUs' time or the host's
- * (host_gpus x call_us, one call per GPU), whichever is longer. */
+ * PROTO_AUTO, every applicable choice and keeps the fastest (ties to the
+ * first in NCCL's order) -- a choice whose lower bound (its launch and
+ * step latencies, and its bytes on its busiest link at that link's
+ * achievable rate) is above the fastest time so far is not simulated,
+ * since it cannot win.  With r->host_gpus, the time is that of one of
+ * many calls issued back to back, as nccl-tests times them: the GPUs'
+ * time or the host's (host_gpus x call_us, one call per GPU), whichever
+ * is longer. */
 int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *r,
                     coll_result *out, llm_err *e);
 

@@ -45,9 +45,10 @@ static void test_step_events(void **state)
 }
 
 /* coll_sim_estimate against the engine events of the simulation itself,
- * on 1-16 DGX H100 nodes: every candidate of auto (NVLS in a node, ring
- * and tree across nodes, three protocols), run fast; and the chosen one
- * with every step, as the link load and --full run it. */
+ * on 1-16 DGX H100 nodes: auto's choice (NVLS in a node, ring and tree
+ * across nodes, three protocols) run alone, fast and with every step, as
+ * the link load and --full run it; auto itself, which skips candidates
+ * that cannot win, at most the estimate of all of them. */
 static void test_collective_events(void **state)
 {
     (void)state;
@@ -76,9 +77,19 @@ static void test_collective_events(void **state)
                               .bytes = sizes[k]};
                 coll_result r;
                 assert_int_equal(coll_time_alone(rt, &cal, &q, &r, &e), 0);
+                /* auto: every candidate, of which the simulation skips
+                 * those whose lower bound cannot win: an upper bound */
                 coll_sim_cost est = coll_sim_estimate(
                     cl.coll, ops[o], ALGO_AUTO, PROTO_AUTO, &s, sizes[k], true);
-                assert_close(est.events, (double)r.events, 0.05);
+                assert_true(est.events >= 0.95 * (double)r.events);
+                /* the chosen one alone, fast and every step */
+                coll_req one = q;
+                one.algo = r.algo, one.proto = r.proto;
+                coll_result a;
+                assert_int_equal(coll_time_alone(rt, &cal, &one, &a, &e), 0);
+                est = coll_sim_estimate(cl.coll, ops[o], r.algo, r.proto, &s,
+                                        sizes[k], true);
+                assert_close(est.events, (double)a.events, 0.05);
                 q.algo = r.algo, q.proto = r.proto, q.full = true;
                 double time_s;
                 uint64_t ev;
@@ -100,7 +111,7 @@ static void test_collective_events(void **state)
  * validation plans of every kind of data parallelism, and two large
  * plans the old estimate refused (ZeRO-3 on 768 H100, estimated at 5
  * minutes; GPT-2T ZeRO-3 on 1,024 A100, at 8.2 hours; each runs in well
- * under a second).  Within 2x for the network events. */
+ * under a second). */
 static void check_plan(const exp_train *x)
 {
     exp_run_opts o = {.force = true};
@@ -108,7 +119,10 @@ static void check_plan(const exp_train *x)
     llm_err e;
     assert_int_equal(exp_train_run(x, &o, cfg_loader(), &out, &e), 0);
     double got = (double)out.r.net_events, est = out.budget.net_events;
-    if (!(est > got / 2 && est < got * 2)) {
+    /* auto's candidates that cannot win are not simulated, and which they
+     * are is known only once simulated: the estimate counts them all, an
+     * upper bound (within 8x, or 2 x 10^5 events: 0.05 s) */
+    if (!(est > got / 2 && est < 8 * got + 2e5)) {
         print_error("%s: network events %.0f, estimated %.0f\n", x->h.file,
                     got, est);
         fail();

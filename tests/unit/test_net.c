@@ -475,10 +475,56 @@ static void test_pooled_net_as_new(void **state)
     test_topo_destroy(t);
 }
 
+/* auto simulates a candidate only when its lower bound is under the
+ * fastest time so far: its choice and time are those of simulating every
+ * (algorithm, protocol) pair and keeping the fastest (ties to NCCL's
+ * order), at sizes from latency- to bandwidth-bound, and at 1 GB it
+ * skips some. */
+static void test_auto_prunes_exactly(void **state)
+{
+    (void)state;
+    topo *t = three_rail_nodes();
+    coll_calib cal = ideal_calib(3.0);
+    for (int p = 0; p < PROTO_COUNT; p++)
+        cal.proto_eff[p] = p == PROTO_LL ? 0.5 : p == PROTO_LL128 ? 0.9375 : 1;
+    int ranks[12];
+    for (int i = 0; i < 12; i++)
+        ranks[i] = i;
+    int pruned = 0;
+    for (double S = 1e3; S <= 1e9; S *= 100) {
+        coll_req q = {.op = COLL_ALL_REDUCE, .algo = ALGO_AUTO,
+                      .proto = PROTO_AUTO, .ranks = ranks, .n = 12,
+                      .bytes = S};
+        coll_result got, one, best = {.time_s = -1};
+        uint64_t all_events = 0;
+        llm_err e;
+        assert_int_equal(coll_time_alone(R(t), &cal, &q, &got, &e), 0);
+        for (int a = 0; a < ALGO_COUNT; a++)
+            for (int p = 0; p < PROTO_COUNT; p++) {
+                coll_req c = q;
+                c.algo = (coll_algo)a, c.proto = (coll_proto)p;
+                if (a == ALGO_HIER || !coll_algo_applies(R(t), &c, c.algo))
+                    continue;
+                assert_int_equal(coll_time_alone(R(t), &cal, &c, &one, &e), 0);
+                all_events += one.events;
+                if (best.time_s < 0 || one.time_s < best.time_s)
+                    best = one;
+            }
+        assert_true(got.time_s == best.time_s);
+        assert_int_equal(got.algo, best.algo);
+        assert_int_equal(got.proto, best.proto);
+        assert_true(got.events <= all_events);
+        pruned += got.events < all_events;
+    }
+    assert_true(pruned >= 1);
+    test_topo_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_flows_share),
+        cmocka_unit_test(test_auto_prunes_exactly),
         cmocka_unit_test(test_pooled_net_as_new),
         cmocka_unit_test(test_together_alone_credits_links),
         cmocka_unit_test(test_bottleneck_elsewhere),
