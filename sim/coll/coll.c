@@ -69,6 +69,8 @@ typedef struct run {
     int steps_done;
     int64_t step_begin_ns;
     bool fast; /* alone on the network: identical ring steps skipped */
+    int ch_kept; /* fast: of ch identical channels, the one simulated
+                    stands for all (1 = every channel simulated) */
     /* with fast: what the skipped steps' flows would have put on each
      * link ([t->nlink], added to), or NULL when nobody asks */
     double *skip_link_bytes;
@@ -678,6 +680,70 @@ bool coll_algo_applies(net_routes *rt, const coll_req *q, coll_algo a)
     }
 }
 
+/* Whether the ch channels of phase p (edges channel by channel, ne / ch
+ * each) run as ch copies of the first, so that simulating it alone gives
+ * the collective's time exactly: channel c's k-th edge has the first
+ * channel's level and a route of the same links' rates and latencies; a
+ * link only one channel uses maps to one only channel c uses, always the
+ * same one; and a link several channels use can carry every flow through
+ * it at its rate limit at once (it never limits a rate).  Fat trees whose
+ * spines the channels share, or flows without a rate limit, fail it.
+ * Sets p->nomem when a route could not be stored. */
+static bool channels_alike(const run *r, phase *p, int ch)
+{
+    const topo *t = r->t;
+    int per = p->ne / ch, L = t->nlink;
+    if (ch < 2 || per * ch != p->ne || p->max_Bps <= 0)
+        return false;
+    int *owner = malloc(sizeof(int) * (size_t)L);   /* channel, -2 shared */
+    int *map = malloc(sizeof(int) * (size_t)L * 2); /* first <-> channel c */
+    double *load = calloc((size_t)L, sizeof(double));
+    bool ok = owner && map && load;
+    for (int l = 0; ok && l < L; l++)
+        owner[l] = map[l] = map[L + l] = -1;
+    int a[32], b[32];
+    for (int i = 0; ok && i < p->ne; i++) {
+        int h = net_route(r->rt, p->e[i].src, p->e[i].dst, (uint32_t)i, a, 32);
+        p->nomem |= h == NET_NOMEM;
+        ok = h >= 0;
+        for (int j = 0; ok && j < h; j++) {
+            int c = i / per;
+            owner[a[j]] = owner[a[j]] == -1 || owner[a[j]] == c ? c : -2;
+            load[a[j]] += p->max_Bps;
+        }
+    }
+    for (int l = 0; ok && l < L; l++)
+        ok = owner[l] != -2 ||
+             load[l] <= t->link[l].bw_Bps * r->cal->link_eff[t->link[l].kind];
+    for (int c = 1; ok && c < ch; c++) {
+        for (int k = 0; ok && k < per; k++) {
+            const edge *x = &p->e[k], *y = &p->e[c * per + k];
+            int ha = net_route(r->rt, x->src, x->dst, (uint32_t)k, a, 32);
+            int hb = net_route(r->rt, y->src, y->dst,
+                               (uint32_t)(c * per + k), b, 32);
+            ok = x->level == y->level && ha == hb && ha >= 0;
+            for (int j = 0; ok && j < ha; j++) {
+                const topo_link *la = &t->link[a[j]], *lb = &t->link[b[j]];
+                ok = la->bw_Bps == lb->bw_Bps && la->kind == lb->kind &&
+                     la->lat_ns == lb->lat_ns &&
+                     (owner[a[j]] == -2) == (owner[b[j]] == -2);
+                if (ok && owner[a[j]] != -2) {
+                    ok = (map[a[j]] == -1 || map[a[j]] == b[j]) &&
+                         (map[L + b[j]] == -1 || map[L + b[j]] == a[j]);
+                    map[a[j]] = b[j];
+                    map[L + b[j]] = a[j];
+                }
+            }
+        }
+        for (int l = 0; ok && l < L; l++) /* channel c's own map, afresh */
+            map[l] = map[L + l] = -1;
+    }
+    free(owner);
+    free(map);
+    free(load);
+    return ok;
+}
+
 /* The phases of the collective: 0, -1 when the algorithm does not apply
  * to these ranks, NET_NOMEM when memory ran out. */
 static int build(run *r, const coll_req *q)
@@ -713,6 +779,14 @@ static int build(run *r, const coll_req *q)
     }
     for (int i = 0; ok && i < r->nph; i++)
         phase_hw(r, &r->ph[i]);
+    /* alone on the network, a tree's channels that run alike are
+     * simulated as one (its phase's figures above are all channels') */
+    r->ch_kept = 1;
+    if (ok && r->fast && r->algo == ALGO_TREE &&
+        channels_alike(r, &r->ph[0], channels(r->t, nn))) {
+        r->ch_kept = channels(r->t, nn);
+        r->ph[0].ne /= r->ch_kept;
+    }
     free(sorted);
     free(start);
     for (int i = 0; i < r->nph; i++)
@@ -929,7 +1003,7 @@ static int start(net *n, const coll_calib *cal, const coll_req *q,
     r->op = q->op;
     r->nranks = q->n;
     r->size = q->bytes;
-    r->want_bytes = algo_bytes(r, q->op, q->n, q->bytes);
+    r->want_bytes = algo_bytes(r, q->op, q->n, q->bytes) / r->ch_kept;
 #endif
     /* the first step's latency, plus the collective's launch */
     int64_t base = llround(cal->base_lat_us[r->algo][r->proto] * 1e3);

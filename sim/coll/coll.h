@@ -167,14 +167,15 @@ typedef struct coll_shape {
 
 /* What simulating op of `bytes` on shape s costs the simulator, in closed
  * form from the phases each algorithm builds: every candidate that
- * ALGO_AUTO / PROTO_AUTO may run (an upper bound: coll_time_alone skips
- * those whose lower bound cannot win), or the one named; `fast` as
+ * ALGO_AUTO / PROTO_AUTO may run, or the one named; `fast` as
  * coll_time_alone runs it (identical steps skipped), else every step (one
- * of several collectives of coll_time_together).  Within 3% of the
- * measured counts of one algorithm on DGX A100 / H100 clusters of 8-512
- * GPUs (tests/unit/test_budget.c compares them); a direct NVLink mesh (a
- * 4-GPU HGX board), whose rings are every Hamiltonian cycle, costs more
- * than it says. */
+ * of several collectives of coll_time_together).  Every step: within 3%
+ * of the measured counts on DGX A100 / H100 clusters of 8-512 GPUs
+ * (tests/unit/test_budget.c compares them).  Fast, an upper bound:
+ * coll_time_alone skips the candidates whose lower bound cannot win, and
+ * simulates one of a tree's channels when they run alike.  A direct
+ * NVLink mesh (a 4-GPU HGX board), whose rings are every Hamiltonian
+ * cycle, costs more than it says. */
 typedef struct coll_sim_cost {
     double events;    /* engine events */
     double max_flows; /* the most flows one step has in flight (what each

@@ -46,9 +46,10 @@ static void test_step_events(void **state)
 
 /* coll_sim_estimate against the engine events of the simulation itself,
  * on 1-16 DGX H100 nodes: auto's choice (NVLS in a node, ring and tree
- * across nodes, three protocols) run alone, fast and with every step, as
- * the link load and --full run it; auto itself, which skips candidates
- * that cannot win, at most the estimate of all of them. */
+ * across nodes, three protocols) run with every step, as the link load
+ * and --full run it (within 5%), and fast (the same but for a tree, whose
+ * alike channels run as one); auto itself, which skips candidates that
+ * cannot win, at most the estimate of all of them. */
 static void test_collective_events(void **state)
 {
     (void)state;
@@ -82,14 +83,17 @@ static void test_collective_events(void **state)
                 coll_sim_cost est = coll_sim_estimate(
                     cl.coll, ops[o], ALGO_AUTO, PROTO_AUTO, &s, sizes[k], true);
                 assert_true(est.events >= 0.95 * (double)r.events);
-                /* the chosen one alone, fast and every step */
+                /* the chosen one alone, fast: at most the estimate (a
+                 * tree's alike channels run as one) */
                 coll_req one = q;
                 one.algo = r.algo, one.proto = r.proto;
                 coll_result a;
                 assert_int_equal(coll_time_alone(rt, &cal, &one, &a, &e), 0);
                 est = coll_sim_estimate(cl.coll, ops[o], r.algo, r.proto, &s,
                                         sizes[k], true);
-                assert_close(est.events, (double)a.events, 0.05);
+                assert_true(est.events >= 0.95 * (double)a.events);
+                assert_true(r.algo == ALGO_TREE ||
+                            est.events <= 1.05 * (double)a.events);
                 q.algo = r.algo, q.proto = r.proto, q.full = true;
                 double time_s;
                 uint64_t ev;
