@@ -18,12 +18,15 @@
 /* Wall time per network event grows with the flows each rate update
  * touches: 0.075 us at 128 flows in flight, 0.2 us at 8,192, 0.5 us at
  * 65,536 (ring and tree all-reduce and reduce-scatter of 1 MB and 1 GB
- * on 16-2,048 DGX A100 GPUs): 0.075 us x (flows / 128)^0.3.  Each
+ * on 16-2,048 DGX A100 GPUs): 0.075 us x (flows / 128)^0.3; beyond
+ * that it stops growing (0.5 us at 1.3 million, tree all-reduces of 8 B
+ * to 4 GiB on 64 GB200 NVL72 racks, 2 x 10^8 events in 103 s).  Each
  * simulation also sets up its phases and takes the pooled network:
  * 10 us, and 2 us per 1,000 links of the topology (an 8-GPU all-reduce,
  * every candidate, on 16-8,192 DGX A100 nodes). */
 #define NET_EVENT_S_AT_128 0.075e-6
 #define NET_EVENT_FLOW_EXP 0.3
+#define NET_EVENT_FLOWS_MAX 65536.0
 #define SIM_S 10e-6
 #define SIM_S_PER_LINK 2e-9
 #define STEP_EVENT_S 0.5e-6
@@ -59,8 +62,9 @@ void budget_coll(budget_est *b, coll_sim_cost k, double count, double links)
     b->net_events += count * k.events;
     if (k.max_flows > b->max_flows)
         b->max_flows = k.max_flows;
+    double flows = fmin(fmax(k.max_flows, 128), NET_EVENT_FLOWS_MAX);
     double per_event = NET_EVENT_S_AT_128 *
-                       pow(fmax(k.max_flows, 128) / 128, NET_EVENT_FLOW_EXP);
+                       pow(flows / 128, NET_EVENT_FLOW_EXP);
     double per_sim = SIM_S + SIM_S_PER_LINK * links;
     b->seconds += count * (k.events * per_event + k.sims * per_sim);
 }
