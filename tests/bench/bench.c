@@ -333,6 +333,20 @@ static void bench_ready(void)
                        "--force", NULL};
     bench_goal("collective: 1 GiB all-reduce, --algo auto, 1,024 A100", autoar,
                0.1, 0);
+    /* 16,384 A100: auto, and each algorithm alone (tree with the protocol
+     * auto picks there) */
+    static const char *const algos[] = {"auto", "ring", "tree",
+                                        "hierarchical"};
+    for (size_t i = 0; i < sizeof algos / sizeof *algos; i++) {
+        char *big[] = {"llmsim", "collective", "--cluster", "dgx-a100",
+                       "--nodes", "2048", "--op", "all_reduce", "-b", "1G",
+                       "-e", "1G", "--algo", (char *)algos[i], "--proto",
+                       i == 2 ? "Simple" : "auto", NULL};
+        char what[96];
+        snprintf(what, sizeof what, "collective: 1 GiB all-reduce, --algo %s, "
+                 "16,384 A100", algos[i]);
+        bench_goal(what, big, 2, 0);
+    }
     bench_goal("serve: 1,000,000 requests of 100 + 100 tokens, 1 H100",
                million, 15, 300);
 }
