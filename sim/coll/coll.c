@@ -1129,14 +1129,37 @@ static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
     return rc;
 }
 
+/* Steps of pipeline phase p in which some edge carries a chunk (edge e
+ * at steps level_e .. level_e + K - 1): all of them when the edges'
+ * levels leave no gap of K or more. */
+static int busy_steps(const phase *p)
+{
+    int span = p->lmax - p->lmin + 1, busy = 0;
+    bool *has = calloc((size_t)span, sizeof(bool));
+    if (!has)
+        return p->K; /* every edge's own K steps at least */
+    for (int k = 0; k < p->ne; k++)
+        has[p->e[k].level - p->lmin] = true;
+    for (int s = 0, last = -p->K; s < span + p->K - 1; s++) {
+        if (s < span && has[s])
+            last = s;
+        busy += s - last < p->K;
+    }
+    free(has);
+    return busy;
+}
+
 /* A time the collective cannot beat, from its phases without running
  * them: the launch, every step's wait (step_delay), and per phase the
- * transfers -- each step lasts at least as long as the bytes it puts on
- * any one link take at that link's achievable rate, and as one flow's
- * bytes take at its own rate limit -- so the steps' sum is at least the
- * phase's bytes on its busiest link over that link's rate.  Flows' own
- * route latencies are left out (a bound, not an estimate).  link_bytes:
- * [t->nlink] of scratch.  -1 when the phases could not be built. */
+ * larger of two bounds on its steps' transfers.  Each step lasts at least
+ * as long as the bytes it puts on any one link take at that link's
+ * achievable rate, so the steps' sum is at least the phase's bytes on its
+ * busiest link over that link's rate; and each step in which a flow runs
+ * lasts at least as long as a flow's bytes take at the fastest rate any
+ * of its flows may reach (its rate limit, its route's slowest link), plus
+ * the shortest route latency a flow adds at its end (a pipeline's; a
+ * ring's flows add none).  link_bytes: [t->nlink] of scratch.  -1 when
+ * the phases could not be built. */
 static double lower_bound_s(net_routes *rt, const coll_calib *cal,
                             const coll_req *q, double *link_bytes)
 {
@@ -1161,22 +1184,32 @@ static double lower_bound_s(net_routes *rt, const coll_calib *cal,
         /* every edge carries p->bytes at each step (a ring) or once per
          * chunk (a pipeline) */
         double per_edge = p->bytes * (p->K > 0 ? p->K : p->steps), worst = 0;
+        double rate_hi = 0, lat_lo_ns = -1;
         memset(link_bytes, 0, sizeof(double) * (size_t)t->nlink);
         for (int k = 0; k < p->ne; k++) {
             int links[32];
             int h = net_route(rt, p->e[k].src, p->e[k].dst, (uint32_t)k,
                               links, 32);
-            for (int j = 0; j < h; j++)
+            double rate = p->max_Bps > 0 ? p->max_Bps : INFINITY;
+            for (int j = 0; j < h; j++) {
+                const topo_link *l = &t->link[links[j]];
                 link_bytes[links[j]] += per_edge;
+                rate = fmin(rate, l->bw_Bps * cal->link_eff[l->kind]);
+            }
+            double lat = h > 0 ? (double)topo_route_lat(t, links, h) : 0;
+            rate_hi = h > 0 ? fmax(rate_hi, rate) : INFINITY;
+            lat_lo_ns = lat_lo_ns < 0 ? lat : fmin(lat_lo_ns, lat);
         }
         for (int l = 0; l < t->nlink; l++) {
             double bw = t->link[l].bw_Bps * cal->link_eff[t->link[l].kind];
             if (link_bytes[l] > 0 && bw > 0 && link_bytes[l] / bw > worst)
                 worst = link_bytes[l] / bw;
         }
-        if (p->max_Bps > 0 && per_edge / p->max_Bps > worst)
-            worst = per_edge / p->max_Bps;
-        xfer_s += worst;
+        double busy = p->K > 0 ? busy_steps(p) : p->steps;
+        double step_s = (rate_hi > 0 && isfinite(rate_hi) ? p->bytes / rate_hi
+                                                          : 0) +
+                        (p->ring ? 0 : lat_lo_ns * 1e-9);
+        xfer_s += fmax(worst, busy * step_s);
     }
     run_free(r);
     return ns * 1e-9 + xfer_s;
