@@ -699,6 +699,7 @@ static bool channels_alike(const run *r, phase *p, int ch)
     int *map = malloc(sizeof(int) * (size_t)L * 2); /* first <-> channel c */
     double *load = calloc((size_t)L, sizeof(double));
     bool ok = owner && map && load;
+    p->nomem |= !ok;
     for (int l = 0; ok && l < L; l++)
         owner[l] = map[l] = map[L + l] = -1;
     int a[32], b[32];
@@ -886,6 +887,8 @@ static void credit_skipped(run *r, const phase *p, int rest)
         int links[32];
         int h = net_route(r->rt, p->e[i].src, p->e[i].dst, (uint32_t)i, links,
                           32);
+        if (h == NET_NOMEM)
+            engine_fail(net_engine(r->n)); /* the run stops, out of memory */
         for (int k = 0; k < h; k++)
             r->skip_link_bytes[links[k]] += (double)rest * p->bytes;
     }
@@ -1022,20 +1025,33 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
 
 /* Whether a collective's traffic crosses hardware class h (NVLink inside
  * a node, PCI inside a node, or the network). */
-static bool uses_hw(net_routes *rt, const coll_req *q, int h)
+/* Whether the route between the first two ranks starts on NVLink: 1 or
+ * 0, NET_NOMEM when memory ran out. */
+static int first_hop_nvlink(net_routes *rt, const coll_req *q)
 {
     const topo *t = net_routes_topo(rt);
-    int first = node_of(t, q->ranks[0]);
-    bool multi = false;
-    for (int i = 1; i < q->n; i++)
-        multi |= node_of(t, q->ranks[i]) != first;
-    if (h == HW_NET)
-        return multi;
     int links[32];
     int n = q->n > 1 ? net_route(rt, t->gpu_dev[q->ranks[0]],
                                  t->gpu_dev[q->ranks[1]], 0, links, 32)
                      : 0;
-    bool nvl = n > 0 && t->link[links[0]].kind == LINK_NVLINK;
+    return n == NET_NOMEM ? NET_NOMEM
+                          : n > 0 && t->link[links[0]].kind == LINK_NVLINK;
+}
+
+static bool spans_nodes(const topo *t, const coll_req *q)
+{
+    int first = node_of(t, q->ranks[0]);
+    bool multi = false;
+    for (int i = 1; i < q->n; i++)
+        multi |= node_of(t, q->ranks[i]) != first;
+    return multi;
+}
+
+static bool uses_hw(net_routes *rt, const coll_req *q, int h)
+{
+    if (h == HW_NET)
+        return spans_nodes(net_routes_topo(rt), q);
+    bool nvl = first_hop_nvlink(rt, q) == 1;
     return h == HW_NVLINK ? nvl : !nvl;
 }
 
@@ -1131,13 +1147,13 @@ static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
 
 /* Steps of pipeline phase p in which some edge carries a chunk (edge e
  * at steps level_e .. level_e + K - 1): all of them when the edges'
- * levels leave no gap of K or more. */
+ * levels leave no gap of K or more.  -1 when memory ran out. */
 static int busy_steps(const phase *p)
 {
     int span = p->lmax - p->lmin + 1, busy = 0;
     bool *has = calloc((size_t)span, sizeof(bool));
     if (!has)
-        return p->K; /* every edge's own K steps at least */
+        return -1;
     for (int k = 0; k < p->ne; k++)
         has[p->e[k].level - p->lmin] = true;
     for (int s = 0, last = -p->K; s < span + p->K - 1; s++) {
@@ -1159,19 +1175,22 @@ static int busy_steps(const phase *p)
  * of its flows may reach (its rate limit, its route's slowest link), plus
  * the shortest route latency a flow adds at its end (a pipeline's; a
  * ring's flows add none).  link_bytes: [t->nlink] of scratch.  -1 when
- * the phases could not be built. */
+ * the algorithm does not apply (its simulation says why), LB_NOMEM when
+ * memory ran out. */
+#define LB_NOMEM (-2.0)
 static double lower_bound_s(net_routes *rt, const coll_calib *cal,
                             const coll_req *q, double *link_bytes)
 {
     const topo *t = net_routes_topo(rt);
     run *r = calloc(1, sizeof *r);
     if (!r)
-        return -1;
+        return LB_NOMEM;
     *r = (run){.t = t, .rt = rt, .cal = cal, .algo = q->algo,
                .proto = q->proto};
-    if (build(r, q)) {
+    int built = build(r, q);
+    if (built) {
         run_free(r);
-        return -1;
+        return built == NET_NOMEM ? LB_NOMEM : -1;
     }
     double ns = cal->base_lat_us[r->algo][r->proto] * 1e3, xfer_s = 0;
     for (int i = 0; i < r->nph; i++) {
@@ -1190,6 +1209,10 @@ static double lower_bound_s(net_routes *rt, const coll_calib *cal,
             int links[32];
             int h = net_route(rt, p->e[k].src, p->e[k].dst, (uint32_t)k,
                               links, 32);
+            if (h == NET_NOMEM) {
+                run_free(r);
+                return LB_NOMEM;
+            }
             double rate = p->max_Bps > 0 ? p->max_Bps : INFINITY;
             for (int j = 0; j < h; j++) {
                 const topo_link *l = &t->link[links[j]];
@@ -1206,6 +1229,10 @@ static double lower_bound_s(net_routes *rt, const coll_calib *cal,
                 worst = link_bytes[l] / bw;
         }
         double busy = p->K > 0 ? busy_steps(p) : p->steps;
+        if (busy < 0 || topo_dist_nomem(net_routes_dist(rt))) {
+            run_free(r);
+            return LB_NOMEM;
+        }
         double step_s = (rate_hi > 0 && isfinite(rate_hi) ? p->bytes / rate_hi
                                                           : 0) +
                         (p->ring ? 0 : lat_lo_ns * 1e-9);
@@ -1223,12 +1250,17 @@ typedef struct candidate {
 } candidate;
 
 /* The (algorithm, protocol) pairs q names or auto tries, in NCCL's order
- * (the order ties are broken in); returns how many. */
+ * (the order ties are broken in); returns how many, NET_NOMEM when memory
+ * ran out. */
 static int candidates(net_routes *rt, const coll_calib *cal, const coll_req *q,
                       candidate *out)
 {
     coll_req c = *q;
-    int nc = 0;
+    int nc = 0, nvl = first_hop_nvlink(rt, q);
+    if (nvl == NET_NOMEM)
+        return NET_NOMEM;
+    bool used[HW_COUNT] = {[HW_NET] = spans_nodes(net_routes_topo(rt), q),
+                           [HW_NVLINK] = nvl, [HW_PCI] = !nvl};
     int a0 = q->algo == ALGO_AUTO ? 0 : q->algo;
     int a1 = q->algo == ALGO_AUTO ? ALGO_COUNT : q->algo + 1;
     for (int a = a0; a < a1; a++) {
@@ -1244,7 +1276,7 @@ static int candidates(net_routes *rt, const coll_calib *cal, const coll_req *q,
                 continue; /* NVLS runs the Simple protocol only */
             bool ok = true;
             for (int h = 0; q->proto == PROTO_AUTO && h < HW_COUNT; h++)
-                ok = ok && (cal->proto_ok[h][p] || !uses_hw(rt, &c, h));
+                ok = ok && (cal->proto_ok[h][p] || !used[h]);
             if (ok)
                 out[nc++] = (candidate){(coll_algo)a, (coll_proto)p, 0};
         }
@@ -1272,6 +1304,8 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
     candidate cand[ALGO_COUNT * PROTO_COUNT];
     int order[ALGO_COUNT * PROTO_COUNT];
     int nc = candidates(rt, cal, q, cand);
+    if (nc == NET_NOMEM)
+        return err_set(e, "out of memory");
     /* Several candidates: each one's lower bound first, then the
      * simulations from the lowest bound up; one whose bound is above the
      * fastest time so far cannot win and is not simulated.  The choice is
@@ -1285,6 +1319,10 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
         for (int i = 0; i < nc; i++) {
             c.algo = cand[i].algo, c.proto = cand[i].proto;
             cand[i].bound_s = lower_bound_s(rt, cal, &c, scratch);
+            if (cand[i].bound_s == LB_NOMEM) {
+                free(scratch);
+                return err_set(e, "out of memory");
+            }
         }
         free(scratch);
     }
@@ -1357,6 +1395,8 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
     double *skipped = n == 1 && !r[0].full && link_bytes
                           ? calloc((size_t)t->nlink, sizeof(double))
                           : NULL;
+    if (n == 1 && !r[0].full && link_bytes && !skipped)
+        rc = err_set(e, "out of memory");
     for (int i = 0; i < n && rc == 0; i++) {
         coll_req q = r[i];
         q.fast = n == 1 && !q.full && (skipped || !link_bytes);
