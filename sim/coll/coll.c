@@ -1165,6 +1165,47 @@ static int busy_steps(const phase *p)
     return busy;
 }
 
+/* What bounds a phase's transfers that depends on its edges' routes
+ * only, the same for every protocol of an algorithm (their phases have
+ * the same edges): the most edges on one link over its achievable rate,
+ * the fastest rate a flow's route allows, the shortest route latency,
+ * the pipeline's busy steps. */
+typedef struct route_bound {
+    double edges_per_Bps, rate_hi, lat_lo_ns, busy;
+} route_bound;
+
+static bool route_bound_of(const run *r, const phase *p, double *count,
+                           route_bound *b)
+{
+    const topo *t = r->t;
+    *b = (route_bound){0, 0, -1, p->K > 0 ? busy_steps(p) : p->steps};
+    if (b->busy < 0)
+        return false;
+    memset(count, 0, sizeof(double) * (size_t)t->nlink);
+    for (int k = 0; k < p->ne; k++) {
+        int links[32];
+        int h = net_route(r->rt, p->e[k].src, p->e[k].dst, (uint32_t)k,
+                          links, 32);
+        if (h == NET_NOMEM)
+            return false;
+        double rate = INFINITY;
+        for (int j = 0; j < h; j++) {
+            const topo_link *l = &t->link[links[j]];
+            count[links[j]] += 1;
+            rate = fmin(rate, l->bw_Bps * r->cal->link_eff[l->kind]);
+        }
+        double lat = h > 0 ? (double)topo_route_lat(t, links, h) : 0;
+        b->rate_hi = h > 0 ? fmax(b->rate_hi, rate) : INFINITY;
+        b->lat_lo_ns = b->lat_lo_ns < 0 ? lat : fmin(b->lat_lo_ns, lat);
+    }
+    for (int l = 0; l < t->nlink; l++) {
+        double bw = t->link[l].bw_Bps * r->cal->link_eff[t->link[l].kind];
+        if (count[l] > 0 && bw > 0 && count[l] / bw > b->edges_per_Bps)
+            b->edges_per_Bps = count[l] / bw;
+    }
+    return !topo_dist_nomem(net_routes_dist(r->rt));
+}
+
 /* A time the collective cannot beat, from its phases without running
  * them: the launch, every step's wait (step_delay), and per phase the
  * larger of two bounds on its steps' transfers.  Each step lasts at least
@@ -1174,12 +1215,14 @@ static int busy_steps(const phase *p)
  * lasts at least as long as a flow's bytes take at the fastest rate any
  * of its flows may reach (its rate limit, its route's slowest link), plus
  * the shortest route latency a flow adds at its end (a pipeline's; a
- * ring's flows add none).  link_bytes: [t->nlink] of scratch.  -1 when
- * the algorithm does not apply (its simulation says why), LB_NOMEM when
- * memory ran out. */
+ * ring's flows add none).  rb: the phases' route_bound, filled when
+ * *have is false (the algorithm's first protocol), else reused; scratch:
+ * [t->nlink].  -1 when the algorithm does not apply (its simulation
+ * says why), LB_NOMEM when memory ran out. */
 #define LB_NOMEM (-2.0)
 static double lower_bound_s(net_routes *rt, const coll_calib *cal,
-                            const coll_req *q, double *link_bytes)
+                            const coll_req *q, route_bound *rb, bool *have,
+                            double *scratch)
 {
     const topo *t = net_routes_topo(rt);
     run *r = calloc(1, sizeof *r);
@@ -1195,6 +1238,10 @@ static double lower_bound_s(net_routes *rt, const coll_calib *cal,
     double ns = cal->base_lat_us[r->algo][r->proto] * 1e3, xfer_s = 0;
     for (int i = 0; i < r->nph; i++) {
         const phase *p = &r->ph[i];
+        if (!*have && !route_bound_of(r, p, scratch, &rb[i])) {
+            run_free(r);
+            return LB_NOMEM;
+        }
         if (p->steps <= 0 || p->ne == 0)
             continue;
         /* the first step waits the phase's start-up as well */
@@ -1202,42 +1249,14 @@ static double lower_bound_s(net_routes *rt, const coll_calib *cal,
             ns += (double)step_delay(r, p) * (r->step ? p->steps - 1 : 1);
         /* every edge carries p->bytes at each step (a ring) or once per
          * chunk (a pipeline) */
-        double per_edge = p->bytes * (p->K > 0 ? p->K : p->steps), worst = 0;
-        double rate_hi = 0, lat_lo_ns = -1;
-        memset(link_bytes, 0, sizeof(double) * (size_t)t->nlink);
-        for (int k = 0; k < p->ne; k++) {
-            int links[32];
-            int h = net_route(rt, p->e[k].src, p->e[k].dst, (uint32_t)k,
-                              links, 32);
-            if (h == NET_NOMEM) {
-                run_free(r);
-                return LB_NOMEM;
-            }
-            double rate = p->max_Bps > 0 ? p->max_Bps : INFINITY;
-            for (int j = 0; j < h; j++) {
-                const topo_link *l = &t->link[links[j]];
-                link_bytes[links[j]] += per_edge;
-                rate = fmin(rate, l->bw_Bps * cal->link_eff[l->kind]);
-            }
-            double lat = h > 0 ? (double)topo_route_lat(t, links, h) : 0;
-            rate_hi = h > 0 ? fmax(rate_hi, rate) : INFINITY;
-            lat_lo_ns = lat_lo_ns < 0 ? lat : fmin(lat_lo_ns, lat);
-        }
-        for (int l = 0; l < t->nlink; l++) {
-            double bw = t->link[l].bw_Bps * cal->link_eff[t->link[l].kind];
-            if (link_bytes[l] > 0 && bw > 0 && link_bytes[l] / bw > worst)
-                worst = link_bytes[l] / bw;
-        }
-        double busy = p->K > 0 ? busy_steps(p) : p->steps;
-        if (busy < 0 || topo_dist_nomem(net_routes_dist(rt))) {
-            run_free(r);
-            return LB_NOMEM;
-        }
-        double step_s = (rate_hi > 0 && isfinite(rate_hi) ? p->bytes / rate_hi
-                                                          : 0) +
-                        (p->ring ? 0 : lat_lo_ns * 1e-9);
-        xfer_s += fmax(worst, busy * step_s);
+        double per_edge = p->bytes * (p->K > 0 ? p->K : p->steps);
+        double rate = p->max_Bps > 0 ? fmin(p->max_Bps, rb[i].rate_hi)
+                                     : rb[i].rate_hi;
+        double step_s = (rate > 0 && isfinite(rate) ? p->bytes / rate : 0) +
+                        (p->ring ? 0 : rb[i].lat_lo_ns * 1e-9);
+        xfer_s += fmax(per_edge * rb[i].edges_per_Bps, rb[i].busy * step_s);
     }
+    *have = true;
     run_free(r);
     return ns * 1e-9 + xfer_s;
 }
@@ -1316,9 +1335,12 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
                                  (size_t)net_routes_topo(rt)->nlink);
         if (!scratch)
             return err_set(e, "out of memory");
+        route_bound rb[MAX_PHASES];
+        bool have = false;
         for (int i = 0; i < nc; i++) {
             c.algo = cand[i].algo, c.proto = cand[i].proto;
-            cand[i].bound_s = lower_bound_s(rt, cal, &c, scratch);
+            have = have && i > 0 && cand[i - 1].algo == c.algo;
+            cand[i].bound_s = lower_bound_s(rt, cal, &c, rb, &have, scratch);
             if (cand[i].bound_s == LB_NOMEM) {
                 free(scratch);
                 return err_set(e, "out of memory");
