@@ -238,6 +238,7 @@ static int run(int argc, char **argv, llm_err *e)
         return EXIT_BAD_INPUT;
     }
     band_table bands = {0};
+    o.op.explain = true; /* the report names the rows used */
     if (cost_predict(&c, g, &o.op, o.fallbacks, &r, e) ||
         cfg_load_bands(cfg_datadir(), &bands, e))
         goto out;

@@ -181,6 +181,8 @@ static void attn_work(const cost_op *op, dtype d, bool flash,
 
 static void note(cost_result *r, const char *fmt, const char *a, double x)
 {
+    if (!r->explain)
+        return;
     size_t l = strlen(r->calibration);
     snprintf(r->calibration + l, sizeof r->calibration - l, fmt, a, x);
 }
@@ -395,7 +397,7 @@ static void roofline(const cost_calib *c, const cost_op *op, double peak,
     }
     r->launch_s = c->launch_s;
     r->time_s = r->kernel_s + r->launch_s;
-    if (c->derived_from[0]) {
+    if (c->derived_from[0] && r->explain) {
         size_t l = strlen(r->calibration);
         snprintf(r->calibration + l, sizeof r->calibration - l,
                  "; tables of %s (closest calibrated architecture)",
@@ -407,6 +409,7 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
                  unsigned fallbacks, cost_result *r, llm_err *e)
 {
     memset(r, 0, sizeof *r);
+    r->explain = op->explain;
     if (check_caps(g, op, fallbacks, r, e))
         return -1;
     dtype d = r->dt;

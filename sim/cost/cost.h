@@ -68,6 +68,8 @@ typedef struct cost_op {
                          An activation of one input ignores it (flat) */
     int reads, writes;                  /* elementwise operands */
     double bytes;                       /* memcpy */
+    bool explain; /* fill cost_result.calibration with the rows used (the
+                     kernel command); a simulation's many calls skip it */
 } cost_op;
 
 /* A (m, n, k) grid of GEMM efficiency for one dtype, efficiency =
@@ -147,7 +149,8 @@ typedef struct cost_result {
     const char *bound;          /* "compute" or "memory" */
     dtype dt;                   /* after any fallback */
     char fallback[160];         /* what was substituted, "" if nothing */
-    char calibration[640];      /* the rows used */
+    char calibration[640];      /* the rows used (cost_op.explain) */
+    bool explain;               /* cost_op.explain, for the notes */
 } cost_result;
 
 /* Fallbacks the caller allows when a GPU lacks a capability. */

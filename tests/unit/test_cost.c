@@ -203,6 +203,27 @@ static void load_calib(const gpu_spec *g, cost_calib *c)
         fail_msg("%s: %s", g->name, e.msg);
 }
 
+/* The rows a prediction used are named only when asked (the kernel
+ * command): the same time either way, an empty note otherwise. */
+static void test_explain_on_demand(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "h100-sxm");
+    cost_calib c;
+    load_calib(g, &c);
+    cost_op op = {.kind = OP_GEMM, .dt = DT_BF16, .m = 4096, .n = 4096,
+                  .k = 4096, .batch = 1};
+    cost_result quiet, told;
+    llm_err e;
+    assert_int_equal(cost_predict(&c, g, &op, 0, &quiet, &e), 0);
+    op.explain = true;
+    assert_int_equal(cost_predict(&c, g, &op, 0, &told, &e), 0);
+    assert_true(quiet.time_s == told.time_s);
+    assert_string_equal(quiet.calibration, "");
+    assert_non_null(strstr(told.calibration, "gemm.tsv bf16 grid"));
+    cost_calib_free(&c);
+}
+
 static void test_batched_gemm_monotone(void **state)
 {
     (void)state;
@@ -413,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_capabilities),
         cmocka_unit_test(test_activation_bytes),
         cmocka_unit_test(test_bad_tables),
+        cmocka_unit_test(test_explain_on_demand),
     };
     return cmocka_run_group_tests_name("cost", tests, catalog_setup, catalog_teardown);
 }
