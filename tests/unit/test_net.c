@@ -328,9 +328,12 @@ static void test_mesh_within_group(void **state)
 }
 
 /* Three nodes of 4 GPUs on an NVSwitch, 2 NICs behind PCIe switches, on
- * rails; NICs of 25 GB/s and per-hop latencies. */
-static topo *three_rail_nodes(void)
+ * rails; NICs of 25 GB/s and per-hop latencies.  ranks[12]: the GPUs in
+ * order, a communicator of all of them. */
+static topo *three_rail_nodes(int *ranks)
 {
+    for (int i = 0; i < 12; i++)
+        ranks[i] = i;
     topo_nodespec s;
     memset(&s, 0, sizeof s);
     int g = dev(&s, "gpu", DEV_GPU, 4), sw = dev(&s, "nvsw", DEV_NVSWITCH, 1);
@@ -350,11 +353,9 @@ static topo *three_rail_nodes(void)
 static void test_fast_equals_full(void **state)
 {
     (void)state;
-    topo *t = three_rail_nodes();
-    coll_calib cal = ideal_calib(3.0);
     int ranks[12];
-    for (int i = 0; i < 12; i++)
-        ranks[i] = i;
+    topo *t = three_rail_nodes(ranks);
+    coll_calib cal = ideal_calib(3.0);
     int tried = 0, skipped = 0;
     for (int a = 0; a < ALGO_COUNT; a++) {
         coll_req q = {.op = COLL_ALL_REDUCE, .algo = (coll_algo)a,
@@ -388,11 +389,9 @@ static void test_fast_equals_full(void **state)
 static void test_together_alone_credits_links(void **state)
 {
     (void)state;
-    topo *t = three_rail_nodes();
-    coll_calib cal = ideal_calib(3.0);
     int ranks[12];
-    for (int i = 0; i < 12; i++)
-        ranks[i] = i;
+    topo *t = three_rail_nodes(ranks);
+    coll_calib cal = ideal_calib(3.0);
     double *fast_b = calloc((size_t)t->nlink, sizeof(double));
     double *full_b = calloc((size_t)t->nlink, sizeof(double));
     assert_non_null(fast_b);
@@ -436,11 +435,9 @@ static void test_together_alone_credits_links(void **state)
 static void test_pooled_net_as_new(void **state)
 {
     (void)state;
-    topo *t = three_rail_nodes();
-    coll_calib cal = ideal_calib(3.0);
     int ranks[12];
-    for (int i = 0; i < 12; i++)
-        ranks[i] = i;
+    topo *t = three_rail_nodes(ranks);
+    coll_calib cal = ideal_calib(3.0);
     coll_req first = {.op = COLL_ALL_REDUCE, .algo = ALGO_TREE,
                       .proto = PROTO_SIMPLE, .ranks = ranks, .n = 12,
                       .bytes = 3e8};
@@ -483,13 +480,11 @@ static void test_pooled_net_as_new(void **state)
 static void test_auto_prunes_exactly(void **state)
 {
     (void)state;
-    topo *t = three_rail_nodes();
+    int ranks[12];
+    topo *t = three_rail_nodes(ranks);
     coll_calib cal = ideal_calib(3.0);
     for (int p = 0; p < PROTO_COUNT; p++)
         cal.proto_eff[p] = p == PROTO_LL ? 0.5 : p == PROTO_LL128 ? 0.9375 : 1;
-    int ranks[12];
-    for (int i = 0; i < 12; i++)
-        ranks[i] = i;
     int pruned = 0;
     for (double S = 1e3; S <= 1e9; S *= 100) {
         coll_req q = {.op = COLL_ALL_REDUCE, .algo = ALGO_AUTO,
@@ -528,14 +523,12 @@ static void test_auto_prunes_exactly(void **state)
 static void test_tree_channels_as_one(void **state)
 {
     (void)state;
-    topo *t = three_rail_nodes();
+    int ranks[12];
+    topo *t = three_rail_nodes(ranks);
     coll_calib cal = ideal_calib(3.0);
     cal.tree_factor = 1;
     for (int i = 0; i < 3; i++)
         cal.tree_ch_Bps[i] = 20 * GB; /* 5 GB/s a flow */
-    int ranks[12];
-    for (int i = 0; i < 12; i++)
-        ranks[i] = i;
     for (double S = 1e4; S <= 1e9; S *= 100) {
         coll_req q = {.op = COLL_ALL_REDUCE, .algo = ALGO_TREE,
                       .proto = PROTO_SIMPLE, .ranks = ranks, .n = 12,
