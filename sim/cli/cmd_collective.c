@@ -166,11 +166,13 @@ static int sweep_budget(const copts *o, llm_err *e)
     budget_topology(z.nodes, z.ndev, z.nlink, &b);
     int ngpu = z.nodes * z.gpus_per_node;
     int n = (int)(o->gpus ? o->gpus : ngpu);
+    if (n > ngpu)
+        return 0; /* sweep says what is wrong */
     int per = (int)(o->per_node ? o->per_node : z.gpus_per_node);
     b.gpus = n;
     coll_shape sh = {n, per > 0 ? (n + per - 1) / per : 1, z.nics, z.nvlink,
                      z.nvls, z.sharp};
-    for (double s = o->b; n <= ngpu; s *= step_of(o)) {
+    for (double s = o->b;; s *= step_of(o)) {
         bool links = o->links && last_size(o, s);
         budget_coll(&b, coll_sim_estimate(&z.coll, (coll_op)o->op,
                                           (coll_algo)o->algo,
