@@ -20,7 +20,51 @@ static const char *const optimizer_keys[] = {"passes"};
 static const char *const fp8_keys[] = {"act_cast_bytes", "weight_cast_bytes",
                                        "grad_cast_bytes", "weight_cache",
                                        "norm_fused",     "attention"};
-static const char *const fsdp_keys[] = {"reduce_bytes"};
+static const char *const fsdp_keys[] = {
+    "reduce_bytes",      "gather",           "qkv_fused",
+    "prefetch_params",   "prefetch_per_hidden2", "max_live_params",
+    "persist_params",    "persist_per_hidden",   "reduce_bucket_params",
+    "reduce_bucket_per_hidden2"};
+
+/* fsdp = { reduce_bytes, gather = "layer" | "module", ... }: a module
+ * coordinator needs its prefetch, live and reduce sizes (each absolute or
+ * per hidden). */
+static int load_fsdp(cfgu *c, const config_setting_t *g, stack_spec *s)
+{
+    int gather = s->z3_gather;
+    if (cfgu_check_keys(c, g, fsdp_keys, COUNT(fsdp_keys)) ||
+        cfgu_double(c, g, "reduce_bytes", false, 0, 8, &s->fsdp_reduce_bytes) ||
+        cfgu_enum(c, g, "gather", false, stack_gather_names, 2, &gather) ||
+        cfgu_bool(c, g, "qkv_fused", false, &s->z3_qkv_fused) ||
+        cfgu_double(c, g, "prefetch_params", false, 1, 1e13,
+                    &s->z3_prefetch_params) ||
+        cfgu_double(c, g, "prefetch_per_hidden2", false, 1e-6, 1e6,
+                    &s->z3_prefetch_per_h2) ||
+        cfgu_double(c, g, "max_live_params", gather == STACK_GATHER_MODULE,
+                    1, 1e13, &s->z3_max_live_params) ||
+        cfgu_double(c, g, "persist_params", false, 0, 1e13,
+                    &s->z3_persist_params) ||
+        cfgu_double(c, g, "persist_per_hidden", false, 0, 1e6,
+                    &s->z3_persist_per_h) ||
+        cfgu_double(c, g, "reduce_bucket_params", false, 1, 1e13,
+                    &s->z3_reduce_params) ||
+        cfgu_double(c, g, "reduce_bucket_per_hidden2", false, 1e-6, 1e6,
+                    &s->z3_reduce_per_h2))
+        return -1;
+    s->z3_gather = (stack_gather)gather;
+    if (gather != STACK_GATHER_MODULE)
+        return 0;
+    const char *missing =
+        s->z3_prefetch_params <= 0 && s->z3_prefetch_per_h2 <= 0
+            ? "prefetch_params or prefetch_per_hidden2"
+        : s->z3_reduce_params <= 0 && s->z3_reduce_per_h2 <= 0
+            ? "reduce_bucket_params or reduce_bucket_per_hidden2"
+            : NULL;
+    if (missing)
+        return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "fsdp",
+                      "gather = \"module\" needs %s", missing);
+    return 0;
+}
 static const char *const ddp_keys[] = {"bucket_mb", "bucket_params",
                                        "bucket_params_per_dp"};
 
@@ -181,10 +225,7 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
               cfgu_double(&c, o, "passes", false, 0.1, 100,
                           &s->optimizer_passes)))
         goto out;
-    if ((f && load_fp8(&c, f, s)) ||
-        (z && (cfgu_check_keys(&c, z, fsdp_keys, COUNT(fsdp_keys)) ||
-               cfgu_double(&c, z, "reduce_bytes", false, 0, 8,
-                           &s->fsdp_reduce_bytes))))
+    if ((f && load_fp8(&c, f, s)) || (z && load_fsdp(&c, z, s)))
         goto out;
     rc = 0;
 out:

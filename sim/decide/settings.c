@@ -179,6 +179,20 @@ const setting settings_table[] = {
      .help = "data-parallel gradient bucket (0: the stack's: 25 MiB as "
              "PyTorch DDP, max(40M, 1M x dp) parameters as Megatron-Core)",
      .at = {TRAIN("parallel.bucket_mb", plan.bucket_bytes)}},
+    /* 0: the stack's (stacks/NAME.cfg fsdp, model/stack.h) */
+    {.flag = "zero3-prefetch", REAL(0, 1e13), .dflt = "0",
+     .help = "ZeRO-3 under a stack that gathers per module (DeepSpeed): "
+             "parameters prefetched ahead, stage3_prefetch_bucket_size "
+             "(0: the stack's)",
+     .at = {TRAIN("parallel.zero3_prefetch", plan.z3_prefetch_params)}},
+    {.flag = "zero3-max-live", REAL(0, 1e13), .dflt = "0",
+     .help = "the same: parameters gathered at once, "
+             "stage3_max_live_parameters (0: the stack's)",
+     .at = {TRAIN("parallel.zero3_max_live", plan.z3_max_live_params)}},
+    {.flag = "zero3-reduce-bucket", REAL(0, 1e13), .dflt = "0",
+     .help = "the same: gradients reduce-scattered at once, "
+             "reduce_bucket_size (0: the stack's)",
+     .at = {TRAIN("parallel.zero3_reduce_bucket", plan.z3_reduce_params)}},
     {.flag = "moe-imbalance", REAL(1, 1e3), .dflt = "1",
      .help = "tokens on the busiest expert rank over the mean",
      .at = {TRAIN("parallel.moe_imbalance", plan.moe_imbalance)}},

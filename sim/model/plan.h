@@ -98,6 +98,10 @@ typedef struct plan_train {
                                     --overlap-param-gather), not after the
                                     optimizer */
     double bucket_bytes; /* DP gradient bucket (reduce-scatter staging) */
+    /* ZeRO-3 under a stack that gathers per module (DeepSpeed):
+     * stage3_prefetch_bucket_size, stage3_max_live_parameters and
+     * reduce_bucket_size, in elements; 0: the stack's */
+    double z3_prefetch_params, z3_max_live_params, z3_reduce_params;
     int lora_rank;       /* 0 = full training; r > 0 = LoRA fine-tuning
                             (Hu et al. 2021, arXiv 2106.09685): the base
                             model is frozen in `precision`, and only rank-r

@@ -1,6 +1,8 @@
 /* stack — the defaults of a software-stack profile. */
 #include "model/stack.h"
 
+const char *const stack_gather_names[2] = {"layer", "module"};
+
 stack_spec stack_defaults(void)
 {
     /* one pass per fused kernel, nothing else: what the cost model prices
@@ -29,6 +31,25 @@ double stack_bucket_bytes(const stack_spec *s, double plan_bucket_bytes,
         return params * grad_bytes_per_param;
     }
     return s->ddp_bucket_bytes;
+}
+
+static double pick(double plan, double abs, double per, double scale)
+{
+    return plan > 0 ? plan : abs > 0 ? abs : per * scale;
+}
+
+stack_z3 stack_z3_sizes(const stack_spec *s, double hidden,
+                        double plan_prefetch, double plan_max_live,
+                        double plan_reduce)
+{
+    double h2 = hidden * hidden;
+    return (stack_z3){
+        .prefetch = pick(plan_prefetch, s->z3_prefetch_params,
+                         s->z3_prefetch_per_h2, h2),
+        .max_live = pick(plan_max_live, s->z3_max_live_params, 0, 0),
+        .persist = pick(0, s->z3_persist_params, s->z3_persist_per_h, hidden),
+        .reduce = pick(plan_reduce, s->z3_reduce_params, s->z3_reduce_per_h2,
+                       h2)};
 }
 
 void stack_apply_compile(stack_spec *s)

@@ -15,6 +15,10 @@
 
 #define STACK_MAX_ATTN 4
 
+/* How ZeRO-3 gathers parameters (stack_spec.z3_gather). */
+typedef enum { STACK_GATHER_LAYER, STACK_GATHER_MODULE } stack_gather;
+extern const char *const stack_gather_names[2];
+
 typedef struct stack_spec {
     char name[64], display[160], version[160];
     char source[4096];
@@ -53,6 +57,21 @@ typedef struct stack_spec {
      * as torchtitan's default mixed-precision policy; 0: the gradients'
      * own) */
     double fsdp_reduce_bytes;
+    /* ZeRO-3: how parameters are gathered.  LAYER: one all-gather per
+     * transformer block, the next block's issued while this one computes
+     * (PyTorch FSDP1 and FSDP2 wrapping each block).  MODULE: DeepSpeed
+     * ZeRO-3's per-submodule coordinator (train/zero3.h) with these sizes
+     * in elements; a size's per-hidden form (x hidden^2; persist: x
+     * hidden) is Hugging Face's "auto" value and applies when the
+     * absolute one is 0.  Gradients are reduce-scattered in buckets of
+     * the reduce size.  qkv_fused: Q, K and V are one module (Megatron's
+     * query_key_value), not three (transformers' q/k/v_proj). */
+    stack_gather z3_gather;
+    bool z3_qkv_fused;
+    double z3_prefetch_params, z3_prefetch_per_h2;
+    double z3_max_live_params;
+    double z3_persist_params, z3_persist_per_h;
+    double z3_reduce_params, z3_reduce_per_h2;
     /* Data-parallel gradient buckets (ZeRO 0-2) when the plan names none
      * (--bucket-mb 0): a fixed size in bytes (PyTorch DDP's bucket_cap_mb),
      * or Megatron-Core's rule, max(bucket_params, bucket_params_per_dp x
@@ -79,6 +98,16 @@ stack_spec stack_defaults(void);
  * (bucket_bytes > 0), else the stack's rule. */
 double stack_bucket_bytes(const stack_spec *s, double plan_bucket_bytes,
                           int dp, double grad_bytes_per_param);
+
+/* The per-module coordinator's sizes, in elements, for a model of hidden
+ * size `hidden`: the plan's own where it gives one (> 0), else the
+ * stack's. */
+typedef struct stack_z3 {
+    double prefetch, max_live, persist, reduce;
+} stack_z3;
+stack_z3 stack_z3_sizes(const stack_spec *s, double hidden,
+                        double plan_prefetch, double plan_max_live,
+                        double plan_reduce);
 
 /* s as torch.compile runs it: its compiled figures in place of the eager
  * ones (s->compile_offered must be true). */

@@ -55,6 +55,13 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                 st->fp8_weight_cache ? "cast once a step"
                                      : "cast every microbatch",
                 p->fp8_attention && st->fp8_attention ? "fp8" : "16-bit");
+    if (p->zero >= 3 && st->z3_gather == STACK_GATHER_MODULE) {
+        stack_z3 z = stack_z3_sizes(st, o->env.m.hidden, p->z3_prefetch_params,
+                                    p->z3_max_live_params, p->z3_reduce_params);
+        fprintf(fp, "; ZeRO-3 gathers per module: prefetch %.3g, live %.3g, "
+                    "persistent under %.3g, reduce bucket %.3g elements",
+                z.prefetch, z.max_live, z.persist, z.reduce);
+    }
     fprintf(fp, "\n");
     if (p->precision == DT_FP8)
         fprintf(fp, "training load: tensor cores at %.1f%% (FP8) and %.1f%% "
@@ -199,6 +206,18 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(st, "name", json_string(o->env.stack.name));
     json_object_set_new(st, "attention_kernel",
                         json_string(o->r.attn_kernel));
+    const stack_spec *sp = &o->env.stack;
+    json_object_set_new(st, "zero3_gather",
+                        json_string(stack_gather_names[sp->z3_gather]));
+    if (sp->z3_gather == STACK_GATHER_MODULE) {
+        stack_z3 z = stack_z3_sizes(sp, o->env.m.hidden, p->z3_prefetch_params,
+                                    p->z3_max_live_params, p->z3_reduce_params);
+        json_object_set_new(st, "zero3_prefetch_params", json_real(z.prefetch));
+        json_object_set_new(st, "zero3_max_live_params", json_real(z.max_live));
+        json_object_set_new(st, "zero3_persist_params", json_real(z.persist));
+        json_object_set_new(st, "zero3_reduce_bucket_params",
+                            json_real(z.reduce));
+    }
     json_object_set_new(j, "stack", st);
     json_t *load = json_object();
     json_object_set_new(load, "tensor_16bit",

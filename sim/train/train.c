@@ -1,6 +1,7 @@
 #include "train/train.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "engine/engine.h"
 #include "hw/net.h"
 #include "train/sched.h"
+#include "train/zero3.h"
 #include "base/util.h"
 
 const char *const train_rec_comm_names[REC_COMM] = {"tp", "cp", "ep",
@@ -614,13 +616,141 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     v->bwd += x.bwd;
 }
 
+/* The gather stream of a per-module ZeRO-3 pass: all-gathers of `params`
+ * elements of `bytes_each` on the data-parallel group. */
+typedef struct z3_gather_ctx {
+    ctx *c;
+    double bytes_each;
+} z3_gather_ctx;
+
+static double z3_gather_s(void *p, double params)
+{
+    z3_gather_ctx *g = p;
+    double s = coll_s(g->c, COLL_ALL_GATHER, 1, params * g->bytes_each);
+    return g->c->failed ? -1 : s;
+}
+
+/* The module a tensor belongs to, by name: a bias joins its linear
+ * ("kv_bias" the K projection), and under a fused QKV the K and V
+ * projections join Q.  -1: a module of its own. */
+static int z3_module_of(const model_tensor *tt, int i, const int *mod_of,
+                        bool qkv_fused)
+{
+    const char *name = tt[i].name;
+    size_t len = strlen(name);
+    char want[32] = "";
+    if (qkv_fused && (!strcmp(name, "k") || !strcmp(name, "v") ||
+                      !strcmp(name, "kv_bias") || !strcmp(name, "q_bias")))
+        snprintf(want, sizeof want, "q");
+    else if (!strcmp(name, "kv_bias"))
+        snprintf(want, sizeof want, "k");
+    else if (len > 5 && !strcmp(name + len - 5, "_bias"))
+        snprintf(want, sizeof want, "%.*s", (int)(len - 5), name);
+    if (!want[0])
+        return -1;
+    for (int j = 0; j < i; j++)
+        if (!strcmp(tt[j].name, want))
+            return mod_of[j];
+    return -1;
+}
+
+/* A layer's modules in forward order for DeepSpeed's coordinator: each
+ * linear's elements gathered (scaled by `scale`: LoRA's adapters ride
+ * along; a parameter under `persist` elements is never partitioned), and
+ * the pass's compute `compute_s` shared by the linears' FLOPs. */
+static int z3_modules(const ctx *c, const model_tensor *tt, int n,
+                      double persist, double scale, double compute_s,
+                      z3_module *out)
+{
+    const plan_train *p = c->p;
+    int mod_of[MODEL_MAX_TENSORS], nm = 0;
+    double flops[Z3_MAX_MODULES] = {0}, total = 0;
+    for (int i = 0; i < n && i < MODEL_MAX_TENSORS; i++) {
+        double numel = model_tensor_numel_per_gpu(c->m, &tt[i], p->tp, p->ep);
+        int k = z3_module_of(tt, i, mod_of, c->st->z3_qkv_fused);
+        if (k < 0) {
+            if (nm == Z3_MAX_MODULES)
+                k = nm - 1;
+            else {
+                k = nm++;
+                out[k] = (z3_module){0};
+            }
+        }
+        mod_of[i] = k;
+        if (numel / (double)tt[i].copies >= persist)
+            out[k].params += numel * scale;
+        if (tt[i].matmul) {
+            double f = numel * (double)tt[i].active / (double)tt[i].copies;
+            flops[k] += f;
+            total += f;
+        }
+    }
+    for (int k = 0; k < nm; k++)
+        out[k].compute_s = total > 0 ? compute_s * flops[k] / total : 0;
+    return nm;
+}
+
+/* A per-module ZeRO-3 layer (DeepSpeed): the forward's and the
+ * backward's gathers as the coordinator issues them (train/zero3.h), the
+ * gradients reduce-scattered in buckets on their own stream. */
+static void fsdp_modules(ctx *c, int layer, double params, double pb,
+                         double trained, double gb, double f_fwd,
+                         double f_bwd, double mem_frac, vcost *v)
+{
+    const plan_train *p = c->p;
+    model_tensor tt[MODEL_MAX_TENSORS];
+    int n = model_layer_tensors(c->m, layer, tt);
+    double base = 0;
+    for (int i = 0; i < n; i++)
+        base += model_tensor_numel_per_gpu(c->m, &tt[i], p->tp, p->ep);
+    stack_z3 sz = stack_z3_sizes(c->st, c->m->hidden, p->z3_prefetch_params,
+                                 p->z3_max_live_params, p->z3_reduce_params);
+    z3_module fm[Z3_MAX_MODULES], bm[Z3_MAX_MODULES];
+    double scale = base > 0 ? params / base : 1;
+    int nm = z3_modules(c, tt, n, sz.persist, scale, f_fwd, fm);
+    z3_modules(c, tt, n, sz.persist, scale, f_bwd, bm);
+    for (int k = 0; k < nm / 2; k++) {
+        z3_module t = bm[k];
+        bm[k] = bm[nm - 1 - k];
+        bm[nm - 1 - k] = t;
+    }
+    z3_gather_ctx g = {c, params > 0 ? pb / params : 0};
+    z3_rule rule = {sz.prefetch, sz.max_live};
+    z3_result f = {0}, b = {0};
+    if (z3_pass(fm, nm, rule, z3_gather_s, &g, &f) ||
+        z3_pass(bm, nm, rule, z3_gather_s, &g, &b)) {
+        c->failed = 1;
+        return;
+    }
+    double rs = 0;
+    if (trained > 0 && sz.reduce > 0)
+        rs = trained / sz.reduce *
+             coll_s(c, COLL_REDUCE_SCATTER, 1, sz.reduce * gb / trained);
+    for (int k = 0; k < nm && v->fsdp_first == 0; k++)
+        if (fm[k].params > 0)
+            v->fsdp_first = z3_gather_s(&g, fm[k].params);
+    train_interference fi, bi;
+    double scale_bw = coll_busbw_factor(COLL_ALL_GATHER, p->dp);
+    double ch = dp_channel_Bps(c, 0);
+    train_interfere(c->in->gpu, f.gather_s > 0 ? pb / f.gather_s * scale_bw : 0,
+                    ch, 2, mem_frac, f_fwd, f.gather_s, &fi);
+    double busy = b.gather_s + rs;
+    train_interfere(c->in->gpu, busy > 0 ? (pb + gb) / busy * scale_bw : 0, ch,
+                    2.5, mem_frac, f_bwd, busy, &bi);
+    double eb = busy - f_bwd > b.exposed_s ? busy - f_bwd : b.exposed_s;
+    v->fsdp += f.exposed_s + eb + fi.extra_s + bi.extra_s;
+    v->fsdp_fwd_part += f.exposed_s + fi.extra_s;
+}
+
 /* ZeRO-3 / FSDP (full shard): every microbatch gathers each layer's
  * parameters before its forward and again before its backward, and
  * reduce-scatters its gradients after it (PyTorch FSDP FULL_SHARD,
- * DeepSpeed ZeRO-3).  The next layer's gather is prefetched while this
- * layer computes, so only what outlasts the compute shows, plus the
- * slowdown the running collectives cause (train_interfere); the first
- * layer's gather of each pass waits in full (vstage_cost). */
+ * DeepSpeed ZeRO-3).  A stack that gathers per layer (FSDP) prefetches
+ * the next layer's gather while this layer computes, so only what
+ * outlasts the compute shows, plus the slowdown the running collectives
+ * cause (train_interfere); one that gathers per module (DeepSpeed) runs
+ * its coordinator (fsdp_modules).  The first layer's gather of each pass
+ * waits in full (vstage_cost). */
 static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
                        double mem_frac, vcost *v)
 {
@@ -651,6 +781,11 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
     double gb = trained * (c->st->fsdp_reduce_bytes > 0
                                ? c->st->fsdp_reduce_bytes
                                : mem_grad_bytes_per_param(p));
+    if (c->st->z3_gather == STACK_GATHER_MODULE) {
+        fsdp_modules(c, layer, params, pb, trained, gb, f_fwd, f_bwd,
+                     mem_frac, v);
+        return;
+    }
     double ag = coll_s(c, COLL_ALL_GATHER, 1, pb);
     double rs = coll_s(c, COLL_REDUCE_SCATTER, 1, gb);
     if (v->fsdp_first == 0)

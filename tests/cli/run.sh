@@ -621,6 +621,22 @@ if [ -n "$m" ] && [ "$m" = "$m40" ] && [ "$m" != "$m25" ] && [ -n "$l" ] && [ "$
 printf 'display = "x";\nversion = "1";\nsource = "s";\nddp = { bucket_params = 0.5; };\n' >"$tmp/bad-ddp.cfg"
 run 1 train-stack-bad-ddp -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-ddp.cfg"
 has 'bad-ddp.cfg:4: bucket_params'
+# ZeRO-3 per module (DeepSpeed): a profile must give its sizes; the report
+# names them (Hugging Face's "auto": 0.9 h^2 prefetch for Llama 2 7B's
+# h = 4096); a live budget too small to prefetch anything is slower, and
+# a flag's size wins over the stack's
+printf 'display = "x";\nversion = "1";\nsource = "s";\nfsdp = { gather = "module"; max_live_params = 1e9;\n  prefetch_params = 5e7; };\n' >"$tmp/bad-z3.cfg"
+run 1 train-stack-bad-zero3 -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-z3.cfg"
+has 'bad-z3.cfg:4: fsdp: gather = "module" needs reduce_bucket_params or reduce_bucket_per_hidden2'
+quiet
+run 0 train-zero3-module-report -- train --model llama-2-7b --cluster dgx-a100 --stack deepspeed --dp 8 --zero 3 --global-batch 8
+has 'ZeRO-3 gathers per module: prefetch 1.51e\+07, live 1e\+09, persistent under 4.1e\+04, reduce bucket 1.68e\+07 elements$'
+z3_step() { $L train --model llama-2-7b --cluster dgx-a100 --nodes 2 --stack deepspeed --dp 16 --zero 3 --global-batch 16 --seq-len 1024 "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
+open=$(z3_step --zero3-max-live 1e12) ; shut=$(z3_step --zero3-max-live 1)
+cur=train-zero3-live-budget
+if awk -v a="$open" -v b="$shut" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "max live 1e12: $open s, max live 1: $shut s"; fi
+run 0 train-zero3-flag-wins -- train --model llama-2-7b --cluster dgx-a100 --stack deepspeed --dp 8 --zero 3 --global-batch 8 --zero3-prefetch 5e7 --json
+has '"zero3_prefetch_params": 50000000'
 run 0 train-fp8-attention -- train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --precision fp8 --fp8-attention
 has 'attention fp8$'
 run 0 train-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --json

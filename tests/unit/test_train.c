@@ -4,6 +4,7 @@
 #include "decide/exp.h"
 #include "test_util.h"
 #include "train/train.h"
+#include "train/zero3.h"
 
 static train_result run(env *v, const plan_train *p, bool free_comm)
 {
@@ -241,6 +242,127 @@ static void test_zero3_bytes_and_determinism(void **state)
                 a.exposed_comm_s[COMM_DP] == b.exposed_comm_s[COMM_DP]);
     assert_true(a.exposed_comm_s[COMM_TP] > 0);
     assert_true(a.mfu > 0.2 && a.mfu < 0.8);
+    env_close(&v);
+}
+
+/* DeepSpeed ZeRO-3's coordinator (train/zero3.h), closed forms.  A gather
+ * takes 1 ms + 1 ns per element. */
+static double z3_linear(void *ctx, double params)
+{
+    (void)ctx;
+    return 1e-3 + params * 1e-9;
+}
+
+static double z3_fails(void *ctx, double params)
+{
+    (void)ctx, (void)params;
+    return -1;
+}
+
+static void test_zero3_coordinator(void **state)
+{
+    (void)state;
+    /* four modules of 2M elements and 2 ms compute: a gather is 3 ms */
+    z3_module m[4];
+    for (int i = 0; i < 4; i++)
+        m[i] = (z3_module){2e6, 2e-3};
+    z3_result r;
+    /* a budget below every module: nothing is ever prefetched, each
+     * module waits for its own gather in full */
+    assert_int_equal(z3_pass(m, 4, (z3_rule){1e9, 1e6}, z3_linear, NULL, &r),
+                     0);
+    assert_close(r.exposed_s, 4 * 3e-3, 1e-12);
+    assert_close(r.gather_s, 4 * 3e-3, 1e-12);
+    /* one module ahead (a prefetch bucket of one element: the first entry
+     * is always taken): each module takes max(compute, gather) */
+    assert_int_equal(z3_pass(m, 4, (z3_rule){1, 1e12}, z3_linear, NULL, &r),
+                     0);
+    assert_close(r.exposed_s, 4 * (3e-3 - 2e-3), 1e-9);
+    /* a bucket of two modules coalesces them into gathers of 5 ms that
+     * run ahead (nothing limits the live elements): the stream, 2.5 ms a
+     * module, is the bottleneck of 2 ms of compute */
+    assert_int_equal(z3_pass(m, 4, (z3_rule){4e6, 1e12}, z3_linear, NULL, &r),
+                     0);
+    assert_close(r.gather_s, 4 * 2.5e-3, 1e-12);
+    assert_close(r.exposed_s, 4 * (2.5e-3 - 2e-3), 1e-9);
+    /* compute that outlasts every gather hides them all */
+    for (int i = 0; i < 4; i++)
+        m[i].compute_s = 10e-3;
+    assert_int_equal(z3_pass(m, 4, (z3_rule){1, 1e12}, z3_linear, NULL, &r),
+                     0);
+    assert_close(r.exposed_s + 1, 1, 1e-12);
+    /* persistent modules (no elements) are never gathered, and with
+     * nothing live behind them the budget lets the next module's gather
+     * run during their compute even when it is below every module */
+    m[1].params = m[3].params = 0;
+    assert_int_equal(z3_pass(m, 4, (z3_rule){1e9, 1}, z3_linear, NULL, &r),
+                     0);
+    assert_close(r.gather_s, 2 * 3e-3, 1e-12);
+    assert_close(r.exposed_s + 1, 1, 1e-12);
+    assert_int_equal(z3_pass(m, 4, (z3_rule){1, 1e12}, z3_fails, NULL, &r),
+                     -1);
+}
+
+/* Invariants over a grid of budgets: a smaller live budget never makes a
+ * pass faster; whatever the prefetch bucket (a larger one coalesces more
+ * modules into a gather they all wait for, so it is not monotone), a pass
+ * is never slower than waiting for every module's own gather in full, nor
+ * faster than its gathers' stream time allows. */
+static void test_zero3_bounds(void **state)
+{
+    (void)state;
+    const double sizes[] = {1e6, 5e6, 1.2e7, 3e6, 4e7, 2e6};
+    z3_module m[6];
+    double compute = 0, blocking = 0;
+    for (int i = 0; i < 6; i++) {
+        m[i] = (z3_module){sizes[i], (i % 3 + 1) * 4e-3};
+        compute += m[i].compute_s;
+        blocking += z3_linear(NULL, sizes[i]);
+    }
+    const double grid[] = {1, 1e6, 3e6, 8e6, 2e7, 6e7, 1e9};
+    const int ng = (int)(sizeof grid / sizeof grid[0]);
+    for (int a = 0; a < ng; a++)
+        for (int b = 0; b < ng; b++) {
+            z3_result r0, r1;
+            z3_pass(m, 6, (z3_rule){grid[a], grid[b]}, z3_linear, NULL, &r0);
+            assert_true(r0.exposed_s <= blocking + 1e-12);
+            assert_true(r0.exposed_s >= r0.gather_s - compute - 1e-12);
+            if (b + 1 < ng) {
+                z3_pass(m, 6, (z3_rule){grid[a], grid[b + 1]}, z3_linear,
+                        NULL, &r1);
+                assert_true(r1.exposed_s <= r0.exposed_s + 1e-12);
+            }
+        }
+}
+
+/* A ZeRO-3 step under a per-module stack (DeepSpeed): a live budget too
+ * small to prefetch anything makes the step slower than an unlimited
+ * one, by at most every gather in full; the per-layer stack is another
+ * pricing of the same bytes. */
+static void test_zero3_per_module_step(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 2, "llama-2-7b");
+    stack_spec ds;
+    llm_err e;
+    assert_int_equal(cfg_load_stack("stacks/deepspeed.cfg", &ds, &e), 0);
+    assert_int_equal(ds.z3_gather, STACK_GATHER_MODULE);
+    plan_train p = exp_plan_train_defaults();
+    p.dp = 16, p.zero = 3, p.micro_batch = 1, p.global_batch = 16;
+    p.seq_len = 1024;
+    train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll, &v.ov,
+                      false, false, NULL, NULL, 0, &ds};
+    train_result open, shut;
+    p.z3_max_live_params = 1e13;
+    assert_int_equal(train_simulate(&in, &open, &e), 0);
+    p.z3_max_live_params = 1;
+    assert_int_equal(train_simulate(&in, &shut, &e), 0);
+    assert_true(shut.step_s > open.step_s);
+    assert_true(shut.exposed_comm_s[COMM_DP] > open.exposed_comm_s[COMM_DP]);
+    /* no prefetch: every module's gather waits in full, a fraction of
+     * the compute on 2 x 8 GPUs (NVLink and 4 x 200 Gb/s a node) */
+    assert_true(shut.step_s - open.step_s < 0.5 * open.step_s);
     env_close(&v);
 }
 
@@ -761,6 +883,9 @@ int main(void)
         cmocka_unit_test(test_bubble),
         cmocka_unit_test(test_uneven_stages),
         cmocka_unit_test(test_zero3_bytes_and_determinism),
+        cmocka_unit_test(test_zero3_coordinator),
+        cmocka_unit_test(test_zero3_bounds),
+        cmocka_unit_test(test_zero3_per_module_step),
         cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_interference),
         cmocka_unit_test(test_link_load),
