@@ -52,8 +52,9 @@ const setting settings_table[] = {
      .at = {TRAIN("cluster", cluster), SERVE("cluster", cluster)}},
     {.flag = "stack", STR(256), .dflt = "megatron-core",
      .help = "the training framework (software stack): a name from stacks/ "
-             "(megatron-lm, megatron-core, nemo, torchtitan, fsdp1, "
-             "deepspeed, llm-foundry, hf-trainer) or a .cfg path",
+             "(megatron-lm, megatron-deepspeed, megatron-core, nemo, "
+             "torchtitan, fsdp1, deepspeed, llm-foundry, hf-trainer) or a .cfg "
+             "path",
      .at = {TRAIN("stack", stack)}},
     {.flag = "nodes", INT(1, 1 << 20), .dflt_help = "as the cluster file says",
      .help = "nodes of the cluster",
