@@ -302,10 +302,10 @@ static void price_membound(const cost_calib *c, const gpu_spec *g,
                            double *eff, double *peak)
 {
     double el = op->elems, a = act_bytes(d);
-    /* optimizer: fp32 p, m, v read and written, the gradient read;
-     * embedding: a row read, an activation written; norm, softmax: read
-     * and write one activation */
-    double per = op->kind == OP_OPTIMIZER ? 28.0
+    /* optimizer: its step's bytes per parameter (op->bytes; 0: Adam's fp32
+     * p, m, v read and written, the gradient read); embedding: a row read,
+     * an activation written; norm, softmax: read and write one activation */
+    double per = op->kind == OP_OPTIMIZER ? (op->bytes > 0 ? op->bytes : 28.0)
                  : op->kind == OP_ELEMENTWISE
                      ? a * ((op->reads ? op->reads : 1) +
                             (op->writes ? op->writes : 1))

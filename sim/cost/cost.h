@@ -67,7 +67,8 @@ typedef struct cost_op {
                          heads of one token); 0: a flat grid-stride kernel.
                          An activation of one input ignores it (flat) */
     int reads, writes;                  /* elementwise operands */
-    double bytes;                       /* memcpy */
+    double bytes;                       /* memcpy; optimizer: bytes per
+                                           parameter its step moves */
     bool explain; /* fill cost_result.calibration with the rows used (the
                      kernel command); a simulation's many calls skip it */
 } cost_op;

@@ -61,6 +61,31 @@ double mem_optimizer_bytes_per_param(const plan_train *p)
     return master; /* adafactor's factored state is added per tensor */
 }
 
+double mem_optimizer_step_bytes(const plan_train *p)
+{
+    /* fp32 words: the master weight and the gradient read, the master
+     * written, plus the states read and written */
+    switch (p->optimizer) {
+    case OPT_SGD:
+        return 3 * 4.0;
+    case OPT_SGD_MOMENTUM:
+        return 5 * 4.0;
+    case OPT_ADAM8BIT:
+        /* bitsandbytes' 8-bit Adam: two 1-byte states read and written */
+        return 3 * 4.0 + 4 * 1.0;
+    case OPT_ADAFACTOR:
+        /* the factored statistics are rows and columns, a vanishing share;
+         * the update's RMS (update clipping) reads the update once more */
+        return 4 * 4.0;
+    case OPT_ADAM:
+    case OPT_ADAMW:
+    case OPT_COUNT:
+        break;
+    }
+    /* Adam: p, g, m, v read, p, m, v written (apex/PyTorch fused Adam) */
+    return 7 * 4.0;
+}
+
 /* Adafactor (Shazeer & Stern 2018) without momentum (beta1 = None, the
  * default): a row and a column fp32 accumulator per matrix, a full one per
  * vector.  Per GPU the tensor's share of rows+cols is taken in proportion

@@ -118,6 +118,11 @@ double mem_loss_bytes(const model_spec *m, const plan_train *p);
 double mem_weight_bytes_per_param(dtype precision);
 double mem_grad_bytes_per_param(const plan_train *p);
 double mem_optimizer_bytes_per_param(const plan_train *p);
+/* HBM bytes one optimizer step moves per parameter in its fused
+ * (multi-tensor) kernels: every state, master weight and gradient read,
+ * every state and master weight written, and the extra reads of the
+ * norms an optimizer takes. */
+double mem_optimizer_step_bytes(const plan_train *p);
 
 /* LoRA adapter parameters of weight tensor t of transformer layer `layer`
  * at rank r, on one GPU under (tp, ep): r·(in + out) per adapted linear

@@ -1338,7 +1338,8 @@ static double optimizer_s(ctx *c, double params)
 {
     const plan_train *p = c->p;
     double shard = p->zero >= 1 ? params / ((double)p->dp * p->cp) : params;
-    cost_op op = {.kind = OP_OPTIMIZER, .dt = DT_FP32, .elems = shard};
+    cost_op op = {.kind = OP_OPTIMIZER, .dt = DT_FP32, .elems = shard,
+                  .bytes = mem_optimizer_step_bytes(p)};
     return op_s(c, &op) * c->st->optimizer_passes;
 }
 

@@ -90,6 +90,15 @@ static void test_single_gpu_sum_of_ops(void **state)
     assert_close(r.bubble_fraction, 0, 1e-12);
     for (int k = 0; k < COMM_KINDS; k++)
         assert_true(fabs(r.exposed_comm_s[k]) < 1e-12);
+    /* another optimizer's step moves its own bytes a parameter
+     * (mem_optimizer_step_bytes): SGD reads the weight and the gradient and
+     * writes the weight, 12 B where Adam moves 28 */
+    p.optimizer = OPT_SGD;
+    train_result s = run(&v, &p, false);
+    double sgd = op(&v, (cost_op){.kind = OP_OPTIMIZER, .dt = DT_FP32,
+                                  .elems = params, .bytes = 12});
+    assert_true(sgd < adam);
+    assert_close(s.step_s, want - adam + sgd, 1e-6);
     v.t->ngpu = 8;
     env_close(&v);
 }
