@@ -160,7 +160,8 @@ const setting settings_table[] = {
      .dflt = "bf16", .help = "training precision (GEMMs; fp8 needs FP8 tensor "
      "cores)", .at = {TRAIN("parallel.precision", plan.precision)}},
     {.flag = "optimizer", .type = SET_ENUM, NAMES(plan_optimizer_names),
-     .dflt = "adamw", .help = "optimizer (sets its state's bytes)",
+     .dflt = "adamw",
+     .help = "optimizer (sets its state's bytes and its step's traffic)",
      .at = {TRAIN("parallel.optimizer", plan.optimizer)}},
     {.flag = "no-flash-attn", .type = SET_BOOL, .flag_kind = FLAG_FALSE,
      .dflt = "true", .help = "FlashAttention (off: the s x s scores are kept)",

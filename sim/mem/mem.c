@@ -45,6 +45,7 @@ double mem_optimizer_bytes_per_param(const plan_train *p)
     switch (p->optimizer) {
     case OPT_ADAM:
     case OPT_ADAMW:
+    case OPT_LAMB: /* You et al. 2020, Algorithm 2: Adam's m and v */
         return master + 8; /* fp32 momentum + variance */
     case OPT_SGD:
         return master;
@@ -77,6 +78,13 @@ double mem_optimizer_step_bytes(const plan_train *p)
         /* the factored statistics are rows and columns, a vanishing share;
          * the update's RMS (update clipping) reads the update once more */
         return 4 * 4.0;
+    case OPT_LAMB:
+        /* apex FusedLAMB (apex/optimizers/fused_lamb.py,
+         * csrc/multi_tensor_lamb.cu): the global gradient norm reads g;
+         * the per-tensor weight norm reads p; stage 1 reads g, p, m, v and
+         * writes the update over g, m and v; the update's norm reads it;
+         * stage 2 reads p and the update and writes p */
+        return 13 * 4.0;
     case OPT_ADAM:
     case OPT_ADAMW:
     case OPT_COUNT:

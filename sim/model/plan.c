@@ -10,7 +10,8 @@
 #include "base/util.h"
 
 const char *const plan_optimizer_names[OPT_COUNT] = {
-    "adam", "adamw", "sgd", "sgd-momentum", "adafactor", "adam-8bit"};
+    "adam", "adamw", "sgd", "sgd-momentum", "adafactor", "adam-8bit",
+    "lamb"};
 const char *const plan_recompute_names[RECOMPUTE_COUNT] = {
     "none", "selective", "op", "every", "full"};
 const char *const plan_loss_names[LOSS_COUNT] = {"fused", "eager",

@@ -20,6 +20,7 @@ typedef enum {
     OPT_SGD_MOMENTUM,
     OPT_ADAFACTOR,
     OPT_ADAM8BIT,
+    OPT_LAMB,
     OPT_COUNT
 } plan_optimizer;
 

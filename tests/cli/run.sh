@@ -637,6 +637,13 @@ cur=train-zero3-live-budget
 if awk -v a="$open" -v b="$shut" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "max live 1e12: $open s, max live 1: $shut s"; fi
 run 0 train-zero3-flag-wins -- train --model llama-2-7b --cluster dgx-a100 --stack deepspeed --dp 8 --zero 3 --global-batch 8 --zero3-prefetch 5e7 --json
 has '"zero3_prefetch_params": 50000000'
+# LAMB: Adam's state (the same memory peak) and a step of 52 B a parameter
+# against Adam's 28 B (slower, on one GPU where nothing hides it)
+lamb_json() { $L train --model llama-2-7b --cluster dgx-a100 --gpus 1 --dp 1 --global-batch 1 --seq-len 512 "$@" --json --allow-oom; }
+a=$(lamb_json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'); b=$(lamb_json --optimizer lamb | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+ma=$(lamb_json | sed -n 's/^  "memory_peak_bytes": \([0-9]*\).*/\1/p'); mb=$(lamb_json --optimizer lamb | sed -n 's/^  "memory_peak_bytes": \([0-9]*\).*/\1/p')
+cur=train-lamb-optimizer
+if [ -n "$ma" ] && [ "$ma" = "$mb" ] && awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "adamw $a s $ma B, lamb $b s $mb B"; fi
 run 0 train-fp8-attention -- train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --precision fp8 --fp8-attention
 has 'attention fp8$'
 run 0 train-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --json

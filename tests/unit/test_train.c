@@ -3,6 +3,7 @@
 
 #include "decide/exp.h"
 #include "test_util.h"
+#include "mem/mem.h"
 #include "train/train.h"
 #include "train/zero3.h"
 
@@ -99,6 +100,19 @@ static void test_single_gpu_sum_of_ops(void **state)
                                   .elems = params, .bytes = 12});
     assert_true(sgd < adam);
     assert_close(s.step_s, want - adam + sgd, 1e-6);
+    /* LAMB (apex FusedLAMB): Adam's states, and 52 B a parameter: the
+     * gradient, weight and update norms and a second stage over the
+     * weight and the update */
+    p.optimizer = OPT_LAMB;
+    train_result l = run(&v, &p, false);
+    double lamb = op(&v, (cost_op){.kind = OP_OPTIMIZER, .dt = DT_FP32,
+                                   .elems = params, .bytes = 52});
+    assert_true(lamb > adam);
+    assert_close(l.step_s, want - adam + lamb, 1e-6);
+    plan_train w = p;
+    w.optimizer = OPT_ADAMW;
+    assert_close(mem_optimizer_bytes_per_param(&p),
+                 mem_optimizer_bytes_per_param(&w), 1e-12);
     v.t->ngpu = 8;
     env_close(&v);
 }
