@@ -18,7 +18,7 @@ static const char *const model_keys[] = {
     "max_seq",  "position",  "norm",         "linear_bias",
     "qkv_bias", "parallel_residual",         "tied_embeddings",
     "embedding_norm",        "dropout",      "dtype",
-    "moe",      "mla",
+    "moe",      "mla",       "sliding_window", "sliding_global_every",
 };
 static const char *const moe_keys[] = {"experts", "active", "shared",
                                        "expert_ffn", "dense_layers"};
@@ -142,6 +142,10 @@ int cfg_load_model(const char *path, model_spec *m, llm_err *e)
         cfgu_bool(&c, r, "tied_embeddings", false, &m->tied_embeddings) ||
         cfgu_bool(&c, r, "embedding_norm", false, &m->embedding_norm) ||
         cfgu_double(&c, r, "dropout", false, 0, 0.99, &m->dropout) ||
+        cfgu_int(&c, r, "sliding_window", false, 0, BIG,
+                 &m->sliding_window) ||
+        cfgu_int(&c, r, "sliding_global_every", false, 0, MODEL_MAX_LAYERS,
+                 &m->sliding_global_every) ||
         cfgu_group(&c, r, "moe", &moe) || cfgu_group(&c, r, "mla", &mla) ||
         (moe && load_moe(&c, moe, m)) || (mla && load_mla(&c, mla, m)))
         goto out;

@@ -244,6 +244,24 @@ static int hf_mla(const hfctx *h, model_spec *m)
     return 0;
 }
 
+/* sliding_window (null: none), Gemma 3's sliding_window_pattern (every
+ * K-th layer global), Gemma 2's alternation (model_type gemma2: K = 2);
+ * Qwen2 and its kin name a window that only use_sliding_window turns on. */
+static int hf_window(const hfctx *h, const char *type, model_spec *m)
+{
+    static const char *const win[] = {"sliding_window", NULL};
+    static const char *const pat[] = {"sliding_window_pattern", NULL};
+    if (hf_int(h, win, false, 0, BIG, &m->sliding_window) ||
+        hf_int(h, pat, false, 0, MODEL_MAX_LAYERS, &m->sliding_global_every))
+        return -1;
+    if (!hf_bool(h, "use_sliding_window", true))
+        m->sliding_window = m->sliding_global_every = 0;
+    if (m->sliding_window > 0 && m->sliding_global_every == 0 && type &&
+        strcmp(type, "gemma2") == 0)
+        m->sliding_global_every = 2;
+    return 0;
+}
+
 int cfg_load_hf_json(const char *path, model_spec *m, llm_err *e)
 {
     memset(m, 0, sizeof *m);
@@ -275,7 +293,8 @@ int cfg_load_hf_json(const char *path, model_spec *m, llm_err *e)
     const char *type = hf_str(&h, "model_type");
     family_defaults(type, m);
     hf_activation(&h, m);
-    if (hf_shape(&h, m) || hf_moe(&h, m) || hf_mla(&h, m))
+    if (hf_shape(&h, m) || hf_moe(&h, m) || hf_mla(&h, m) ||
+        hf_window(&h, type, m))
         goto out;
     m->tied_embeddings = hf_bool(&h, "tie_word_embeddings", true);
     m->parallel_residual = hf_bool(&h, "use_parallel_residual", false);

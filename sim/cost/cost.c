@@ -1,5 +1,7 @@
 #include "cost/cost.h"
 
+#include "model/model.h"
+
 #include <gsl/gsl_interp.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,13 +168,19 @@ static void attn_work(const cost_op *op, dtype d, bool flash,
     double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
     double vd = op->v_head_dim > 0 ? op->v_head_dim : op->head_dim;
     double frac = op->causal && op->kind == OP_ATTN_PREFILL ? 0.5 : 1.0;
-    *flops = 2 * b * op->heads * q * op->kv_len * (op->head_dim + vd) * frac;
+    double kv = op->kv_len;
+    if (flash && op->window > 0 && op->kind == OP_ATTN_DECODE)
+        kv = fmin(kv, op->window);
+    else if (flash && op->window > 0 && op->window < op->kv_len && q > 0)
+        frac = model_causal_pairs(q, op->kv_len, op->window) /
+               (q * op->kv_len);
+    *flops = 2 * b * op->heads * q * kv * (op->head_dim + vd) * frac;
     if (op->backward)
         *flops *= bwd_ratio;
     double s = act_bytes(d);
     double kvs = op->kv_bytes > 0 ? op->kv_bytes : s;
     *bytes = b * (s * q * op->heads * (op->head_dim + vd) +
-                  kvs * op->kv_len * op->kv_heads * (op->head_dim + vd));
+                  kvs * kv * op->kv_heads * (op->head_dim + vd));
     if (!flash)
         *bytes += 4 * s * b * op->heads * q * op->kv_len * frac;
 }
@@ -218,6 +226,11 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
     attn_work(op, d, flash, c->flash_bwd_ratio > 0 ? c->flash_bwd_ratio : 1,
               &r->flops, &r->bytes);
     double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
+    /* a fused decode through a sliding window is the kernel over the
+     * window's keys */
+    double kv = flash && op->window > 0 && op->kind == OP_ATTN_DECODE
+                    ? fmin(op->kv_len, op->window)
+                    : op->kv_len;
     const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
     if (flash) {
         /* the published fraction of peak a fused kernel reaches on long
@@ -225,7 +238,7 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
          * off along m (queries) and n (keys); K is the whole fused sweep,
          * never short */
         double big = 65536, kk = 16384;
-        double shape = gr->nm ? cost_grid_eff(gr, q, op->kv_len, kk) /
+        double shape = gr->nm ? cost_grid_eff(gr, q, kv, kk) /
                                     cost_grid_eff(gr, big, big, kk)
                               : 1;
         const struct cost_attn_kernel *k =

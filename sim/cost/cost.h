@@ -54,6 +54,11 @@ typedef struct cost_op {
                         cache: 1); 0 = the activations' (dt's size, 16-bit
                         for 8-bit dtypes) */
     bool causal, flash;
+    double window; /* attention: sliding window, keys a query sees at most
+                      (0: all); with it the queries are the last q_len of
+                      kv_len positions and decode reads min(kv_len, window)
+                      keys. Only a fused kernel skips what the window
+                      masks: the unfused path computes the full square */
     int attn_kernel; /* attention: 1 + index into cost_calib.attn_k (a
                         stack's fused kernel); 0: the GPU's attention.tsv */
     bool backward;   /* attention: the backward pass (flash_bwd_ratio x the

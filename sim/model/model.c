@@ -80,6 +80,33 @@ static int mlp_tensors(const model_spec *m, model_tensor *o, int n,
     return n;
 }
 
+bool model_layer_windowed(const model_spec *m, int layer)
+{
+    if (m->sliding_window <= 0)
+        return false;
+    int k = m->sliding_global_every;
+    return k <= 0 || (layer + 1) % k != 0;
+}
+
+double model_windowed_share(const model_spec *m)
+{
+    int n = 0;
+    for (int l = 0; l < m->layers; l++)
+        n += model_layer_windowed(m, l);
+    return m->layers > 0 ? (double)n / m->layers : 0;
+}
+
+double model_causal_pairs(double q, double kv, double w)
+{
+    /* queries at positions a..kv (1-based) see min(position, w) keys */
+    double a = kv - q + 1;
+    if (w <= 0 || w >= kv)
+        return (a + kv) * q / 2;
+    if (w <= a)
+        return q * w;
+    return (a + w) * (w - a + 1) / 2 + (kv - w) * w;
+}
+
 static bool layer_is_moe(const model_spec *m, int layer)
 {
     return m->moe_experts > 0 && layer >= m->moe_dense_layers;
@@ -257,9 +284,31 @@ static int check_moe(const model_spec *m, const char **key, char *why,
     return 0;
 }
 
+/* A global-layer period needs a window, and at most the layer count. */
+static int check_window(const model_spec *m, const char **key, char *why,
+                        int len)
+{
+    if (m->sliding_global_every > 0 && m->sliding_window <= 0) {
+        *key = "sliding_global_every";
+        snprintf(why, len, "%d without a sliding_window (expected "
+                 "sliding_window > 0, or no sliding_global_every)",
+                 m->sliding_global_every);
+        return -1;
+    }
+    if (m->sliding_global_every > m->layers) {
+        *key = "sliding_global_every";
+        snprintf(why, len, "%d is more than the %d layers (expected every "
+                 "K-th layer, K from 1 to layers)",
+                 m->sliding_global_every, m->layers);
+        return -1;
+    }
+    return 0;
+}
+
 int model_check(const model_spec *m, const char **key, char *why, int len)
 {
-    if (check_heads(m, key, why, len) || check_moe(m, key, why, len))
+    if (check_heads(m, key, why, len) || check_moe(m, key, why, len) ||
+        check_window(m, key, why, len))
         return -1;
     /* every size in bounds can still multiply past int64: the count is
      * taken in double, where it cannot overflow, and bounded */

@@ -33,6 +33,12 @@ typedef struct model_spec {
     bool mla;
     int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
         v_head_dim;
+    /* Sliding-window attention (Mistral 7B v0.1, Gemma 2 and 3, Qwen2 with
+     * use_sliding_window): a query sees at most sliding_window keys (0:
+     * all) on every layer, or with sliding_global_every = K > 0 on every
+     * layer but each K-th (layers K-1, 2K-1, ...: Gemma 2's K = 2, Gemma
+     * 3's 6), which attends in full. */
+    int sliding_window, sliding_global_every;
 } model_spec;
 
 /* How a weight tensor is divided among GPUs.
@@ -85,6 +91,14 @@ double model_tensor_numel_per_gpu(const model_spec *m, const model_tensor *t,
                                   int tp, int ep);
 
 double model_params_total(const model_spec *m);
+
+/* Whether layer `layer` (0-based) attends through the sliding window, and
+ * the share of the layers that do. */
+bool model_layer_windowed(const model_spec *m, int layer);
+double model_windowed_share(const model_spec *m);
+/* Query-key pairs a causal attention computes for the last q of kv
+ * positions when each query sees at most w keys (w <= 0: all). */
+double model_causal_pairs(double q, double kv, double w);
 double model_params_active(const model_spec *m);
 /* Parameters of transformer layers [first, last). */
 double model_params_layers(const model_spec *m, int first, int last);

@@ -47,6 +47,14 @@ static void arch_text(FILE *fp, const model_spec *m)
                                   : "RoPE",
             m->norm == NORM_RMS ? "RMSNorm" : "LayerNorm",
             m->tied_embeddings ? ", tied embeddings" : "");
+    if (m->sliding_window > 0 && m->sliding_global_every > 0)
+        fprintf(fp, "sliding-window attention: %d keys a query, every layer "
+                    "but each %d-th (%.0f of %d layers)\n",
+                m->sliding_window, m->sliding_global_every,
+                model_windowed_share(m) * m->layers, m->layers);
+    else if (m->sliding_window > 0)
+        fprintf(fp, "sliding-window attention: %d keys a query, every "
+                    "layer\n", m->sliding_window);
 }
 
 /* Total and active, beside the published count, then by group; ends
@@ -140,6 +148,9 @@ json_t *rmodel_json(const model_spec *m, int seq_len)
     json_object_set_new(o, "kv_heads", json_integer(m->kv_heads));
     json_object_set_new(o, "vocab", json_integer(m->vocab));
     json_object_set_new(o, "max_seq", json_integer(m->max_seq));
+    json_object_set_new(o, "sliding_window", json_integer(m->sliding_window));
+    json_object_set_new(o, "sliding_global_every",
+                        json_integer(m->sliding_global_every));
     return o;
 }
 

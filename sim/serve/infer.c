@@ -203,8 +203,10 @@ static int get_head(infer *x, int n, part *tmp, const part **out, llm_err *e)
 
 /* Attention of one layer for the whole batch: one kernel per prefill
  * chunk (its queries over its context, causal) and one over every
- * decoding sequence's cache (paged attention reads each sequence's KV). */
-static int attention(infer *x, const infer_batch *b, part *p, llm_err *e)
+ * decoding sequence's cache (paged attention reads each sequence's KV);
+ * through a sliding window of `window` keys when it is > 0. */
+static int attention_layer(infer *x, const infer_batch *b, double window,
+                           part *p, llm_err *e)
 {
     const model_spec *m = x->s.m;
     double t = x->s.tp;
@@ -223,23 +225,48 @@ static int attention(infer *x, const infer_batch *b, part *p, llm_err *e)
         a.q_len = c->q_tokens;
         /* a chunk's queries see the earlier context in full and
          * themselves causally: q(ctx - q/2) scores, the causal kernel's
-         * q·kv/2 with kv = 2 ctx - q */
-        a.kv_len = 2.0 * c->context - c->q_tokens;
+         * q·kv/2 with kv = 2 ctx - q; through a window shorter than the
+         * context the kernel counts the chunk's pairs as the last q of
+         * ctx positions */
+        bool through = window > 0 && window < c->context;
+        a.window = through ? window : 0;
+        a.kv_len = through ? c->context : 2.0 * c->context - c->q_tokens;
         if (price(x, &a, p, e))
             return -1;
     }
     if (b->decode_n > 0) {
         a.kind = OP_ATTN_DECODE;
+        a.window = window;
         /* a kernel without GQA grouping reads each KV head once for every
          * query head that shares it */
         if (x->s.decode_kv_per_q_head)
             a.kv_heads = a.heads;
         a.batch = b->decode_n;
         a.q_len = 1;
-        a.kv_len = b->decode_context_sum / b->decode_n;
+        a.kv_len = (window > 0 && b->decode_window_sum > 0
+                        ? b->decode_window_sum
+                        : b->decode_context_sum) /
+                   b->decode_n;
         if (price(x, &a, p, e))
             return -1;
     }
+    return 0;
+}
+
+/* The mean layer's attention: windowed and full layers in their shares. */
+static int attention(infer *x, const infer_batch *b, part *p, llm_err *e)
+{
+    const model_spec *m = x->s.m;
+    double w = model_windowed_share(m);
+    if (w <= 0)
+        return attention_layer(x, b, 0, p, e);
+    part win, full = {0, 0, 0};
+    if (attention_layer(x, b, m->sliding_window, &win, e) ||
+        (w < 1 && attention_layer(x, b, 0, &full, e)))
+        return -1;
+    p->s = w * win.s + (1 - w) * full.s;
+    p->flops = w * win.flops + (1 - w) * full.flops;
+    p->bytes = w * win.bytes + (1 - w) * full.bytes;
     return 0;
 }
 

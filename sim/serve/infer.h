@@ -53,6 +53,8 @@ typedef struct infer_batch {
     int prefill_n;
     int decode_n;              /* sequences decoding one token each */
     double decode_context_sum; /* their contexts, new token included */
+    double decode_window_sum;  /* the same, each at most the model's
+                                  sliding window (0 when it has none) */
     int logits;                /* sequences that sample a token */
 } infer_batch;
 

@@ -671,7 +671,8 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
     const serve_pool *P = pool_of(S, I);
     infer_chunk ch[1024], *chunks = ch;
     int np = 0, nd = 0, logits = 0;
-    double dsum = 0;
+    double dsum = 0, dwin = 0;
+    const int window = S->in->m->sliding_window;
     if (b->n > 1024 && !(chunks = malloc(sizeof *chunks * (size_t)b->n)))
         return err_set(S->e, "out of memory");
     for (int i = 0; i < b->n; i++) {
@@ -681,14 +682,20 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
         if (len_of(q) - q->computed == 1) {
             nd++;
             dsum += after;
+            dwin += window > 0 && after > window ? window : after;
         } else {
             chunks[np++] = (infer_chunk){b->c[i], after};
         }
     }
-    if (S->p->static_batch)
+    if (S->p->static_batch) {
         pad_static(I, chunks, np, &nd, &dsum, &logits);
+        /* the padded batch's rows, each at the mean context */
+        dwin = nd > 0 ? nd * fmin(dsum / nd, window) : 0;
+    }
     infer_batch ib = {.prefill = chunks, .prefill_n = np, .decode_n = nd,
-                      .decode_context_sum = dsum, .logits = logits};
+                      .decode_context_sum = dsum,
+                      .decode_window_sum = window > 0 ? dwin : 0,
+                      .logits = logits};
     infer_time t[64]; /* check_input: pp <= 64 */
     int rc = infer_batch_time(S->x[I->pool], &ib, t, S->e);
     if (chunks != ch)

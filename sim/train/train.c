@@ -385,9 +385,10 @@ static void proj_cost(ctx *c, const lshape *s, ltime *x)
     }
 }
 
-/* Attention over the whole sequence (context parallel: local queries);
- * returns its forward time. */
-static double attention_cost(ctx *c, const lshape *s, ltime *x)
+/* Attention over the whole sequence (context parallel: local queries),
+ * through the sliding window on a layer that has one; returns its forward
+ * time. */
+static double attention_cost(ctx *c, int layer, const lshape *s, ltime *x)
 {
     const model_spec *m = c->m;
     const plan_train *p = c->p;
@@ -398,7 +399,9 @@ static double attention_cost(ctx *c, const lshape *s, ltime *x)
                  .head_dim = model_qk_head_dim(m),
                  .v_head_dim = model_v_head_dim(m),
                  .q_len = (double)p->seq_len / p->cp, .kv_len = p->seq_len,
-                 .causal = true, .flash = p->flash_attn};
+                 .causal = true, .flash = p->flash_attn,
+                 .window = model_layer_windowed(m, layer) ? m->sliding_window
+                                                          : 0};
     if (a.heads < 1)
         a.heads = 1;
     if (a.kv_heads < 1)
@@ -596,7 +599,7 @@ static void layer_cost(ctx *c, int layer, vcost *v)
     double tp0 = v->tp, ep0 = v->ep, cp0 = v->cp;
     proj_cost(c, &s, &x);
     double lin = x.fwd;
-    double at = attention_cost(c, &s, &x);
+    double at = attention_cost(c, layer, &s, &x);
     double f0 = x.fwd;
     if (m->moe_experts > 0 && layer >= m->moe_dense_layers)
         moe_cost(c, &s, &x, v);

@@ -196,6 +196,14 @@ has 'gpu-zero-clock.cfg:15: boost_clock_mhz: 0 is out of range \(expected a numb
 quiet
 run 1 model-no-arg -- model
 has 'expected one model name'
+# sliding-window attention: the report says it; a global-layer period
+# without a window is refused at its line
+run 0 model-sliding-window -- model mistral-7b-v0.1
+has '^sliding-window attention: 4096 keys a query, every layer$'
+sed 's/^sliding_window = 4096;/sliding_global_every = 2;/' models/mistral-7b-v0.1.cfg >"$tmp/no-window.cfg"
+run 1 model-global-without-window -- model "$tmp/no-window.cfg"
+has 'no-window.cfg:[0-9]+: sliding_global_every: 2 without a sliding_window'
+quiet
 
 
 # topologies and collectives (the interconnect issue)

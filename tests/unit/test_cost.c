@@ -422,6 +422,55 @@ static void test_activation_bytes(void **state)
     cost_calib_free(&c);
 }
 
+/* Sliding-window attention in a fused kernel: a prefill computes the
+ * window's pairs (their FLOPs at the same shape's efficiency, so the time
+ * in proportion), a decode reads at most the window's keys; a window wider
+ * than the sequence changes nothing, and the unfused path computes the
+ * full square either way. */
+static void test_attention_window(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "h100-sxm");
+    cost_calib c;
+    load_calib(g, &c);
+    llm_err e;
+    const double S = 32768, W = 4096;
+    cost_op a = {.kind = OP_ATTN_PREFILL, .dt = DT_BF16, .batch = 1,
+                 .heads = 32, .kv_heads = 8, .head_dim = 128,
+                 .v_head_dim = 128, .q_len = S, .kv_len = S, .causal = true,
+                 .flash = true};
+    cost_result full, win, wide;
+    assert_int_equal(cost_predict(&c, g, &a, 0, &full, &e), 0);
+    a.window = W;
+    assert_int_equal(cost_predict(&c, g, &a, 0, &win, &e), 0);
+    double pairs = W * (W + 1) / 2 + (S - W) * W;
+    assert_close(win.flops / full.flops, pairs / (S * S / 2), 1e-9);
+    assert_close(win.time_s / full.time_s, pairs / (S * S / 2), 1e-9);
+    a.window = 2 * S;
+    assert_int_equal(cost_predict(&c, g, &a, 0, &wide, &e), 0);
+    assert_close(wide.time_s, full.time_s, 1e-3);
+    a.window = W, a.flash = false;
+    cost_result unf, unf_w;
+    assert_int_equal(cost_predict(&c, g, &a, 0, &unf_w, &e), 0);
+    a.window = 0;
+    assert_int_equal(cost_predict(&c, g, &a, 0, &unf, &e), 0);
+    assert_true(unf.time_s == unf_w.time_s);
+    cost_op d = {.kind = OP_ATTN_DECODE, .dt = DT_BF16, .batch = 64,
+                 .heads = 32, .kv_heads = 8, .head_dim = 128,
+                 .v_head_dim = 128, .q_len = 1, .kv_len = S, .flash = true};
+    cost_result dl, dw, ds;
+    assert_int_equal(cost_predict(&c, g, &d, 0, &dl, &e), 0);
+    d.window = W;
+    assert_int_equal(cost_predict(&c, g, &d, 0, &dw, &e), 0);
+    d.window = 0, d.kv_len = W;
+    assert_int_equal(cost_predict(&c, g, &d, 0, &ds, &e), 0);
+    assert_true(dw.time_s < dl.time_s);
+    assert_close(dw.time_s, ds.time_s, 1e-12);
+    assert_close(dw.bytes, ds.bytes, 1e-12);
+    assert_close(dw.flops, ds.flops, 1e-12);
+    cost_calib_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_activation_bytes),
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test(test_explain_on_demand),
+        cmocka_unit_test(test_attention_window),
     };
     return cmocka_run_group_tests_name("cost", tests, catalog_setup, catalog_teardown);
 }

@@ -1,5 +1,6 @@
 /* Parameter counts, FLOPs and KV-cache bytes against published figures and
  * closed forms. */
+#include <unistd.h>
 #include <dirent.h>
 #include <stdlib.h>
 
@@ -171,6 +172,74 @@ static void test_shipped_hf_configs(void **state)
     assert_true(n >= 17);
 }
 
+/* Sliding-window attention: the pairs a causal kernel computes, which
+ * layers attend through the window, and the keys config.json names. */
+static void test_sliding_window(void **state)
+{
+    (void)state;
+    /* no window, or one wider than the sequence: the causal triangle */
+    assert_close(model_causal_pairs(8, 8, 0), 36, 1e-12);
+    assert_close(model_causal_pairs(8, 8, 8), 36, 1e-12);
+    /* a window of 1: each query sees itself */
+    assert_close(model_causal_pairs(8, 8, 1), 8, 1e-12);
+    /* 8 queries, window 3: 1 + 2 + 3 x 6 */
+    assert_close(model_causal_pairs(8, 8, 3), 21, 1e-12);
+    /* the last 4 of 8 positions (5..8), window 6: 5 + 6 + 6 + 6 */
+    assert_close(model_causal_pairs(4, 8, 6), 23, 1e-12);
+    /* ... window 4: every one of them sees 4 */
+    assert_close(model_causal_pairs(4, 8, 4), 16, 1e-12);
+    model_spec m;
+    load_model("llama-2-7b", &m);
+    assert_false(model_layer_windowed(&m, 0));
+    assert_close(model_windowed_share(&m), 0, 1e-12);
+    m.sliding_window = 4096;
+    assert_true(model_layer_windowed(&m, 31));
+    assert_close(model_windowed_share(&m), 1, 1e-12);
+    m.sliding_global_every = 2; /* Gemma 2: odd layers global */
+    assert_true(model_layer_windowed(&m, 0));
+    assert_false(model_layer_windowed(&m, 1));
+    assert_close(model_windowed_share(&m), 0.5, 1e-12);
+    m.sliding_global_every = 6; /* Gemma 3: 5 local, 1 global */
+    assert_false(model_layer_windowed(&m, 5));
+    assert_close(model_windowed_share(&m), 27.0 / 32, 1e-12);
+    const char *why_key;
+    char why[256];
+    m.sliding_global_every = 33;
+    assert_int_equal(model_check(&m, &why_key, why, sizeof why), -1);
+    assert_string_equal(why_key, "sliding_global_every");
+    m.sliding_window = 0, m.sliding_global_every = 2;
+    assert_int_equal(model_check(&m, &why_key, why, sizeof why), -1);
+
+    /* config.json: Mistral 7B v0.1's window, Qwen2's switched off, Gemma
+     * 3's pattern, null for none */
+    static const struct {
+        const char *type, *extra;
+        int window, every;
+    } cases[] = {
+        {"mistral", "\"sliding_window\": 4096", 4096, 0},
+        {"qwen2", "\"sliding_window\": 4096, \"use_sliding_window\": false",
+         0, 0},
+        {"llama", "\"sliding_window\": 1024, \"sliding_window_pattern\": 6",
+         1024, 6},
+        {"mistral", "\"sliding_window\": null", 0, 0},
+    };
+    const char *base = "\"hidden_size\": 4096, \"num_hidden_layers\": 32, "
+                       "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                       "\"intermediate_size\": 14336, \"vocab_size\": 32000, "
+                       "\"max_position_embeddings\": 32768";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024], path[128];
+        llm_err e;
+        snprintf(text, sizeof text, "{\"model_type\": \"%s\", %s, %s}",
+                 cases[i].type, base, cases[i].extra);
+        write_temp(path, sizeof path, ".json", text);
+        assert_int_equal(cfg_load_model(path, &m, &e), 0);
+        unlink(path);
+        assert_int_equal(m.sliding_window, cases[i].window);
+        assert_int_equal(m.sliding_global_every, cases[i].every);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_flops_dense_llama),
         cmocka_unit_test(test_all_model_files),
         cmocka_unit_test(test_shipped_hf_configs),
+        cmocka_unit_test(test_sliding_window),
     };
     return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }

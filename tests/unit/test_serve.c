@@ -656,6 +656,37 @@ static void test_static_batch(void **state)
     env_close(&v);
 }
 
+/* Sliding-window attention in a batch: a decode reads at most the window
+ * of each sequence's cache (decode_window_sum), a prefill chunk past the
+ * window computes fewer pairs; with contexts inside the window nothing
+ * changes.  Half the layers windowed lands between. */
+static void test_sliding_window_batch(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    infer_chunk ch = {512, 16384};
+    infer_batch b = {.prefill = &ch, .prefill_n = 1, .decode_n = 32,
+                     .decode_context_sum = 32 * 16384.0,
+                     .decode_window_sum = 32 * 4096.0, .logits = 33};
+    double full = batch_s(&v, 1, 1, &b);
+    v.m.sliding_window = 4096;
+    double win = batch_s(&v, 1, 1, &b);
+    v.m.sliding_global_every = 2;
+    double half = batch_s(&v, 1, 1, &b);
+    assert_true(win < half && half < full);
+    /* contexts inside the window: the same batch either way */
+    infer_chunk in = {512, 2048};
+    infer_batch c = {.prefill = &in, .prefill_n = 1, .decode_n = 32,
+                     .decode_context_sum = 32 * 2048.0,
+                     .decode_window_sum = 32 * 2048.0, .logits = 33};
+    v.m.sliding_global_every = 0;
+    double inside = batch_s(&v, 1, 1, &c);
+    v.m.sliding_window = 0;
+    assert_close(batch_s(&v, 1, 1, &c), inside, 1e-12);
+    env_close(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -680,6 +711,7 @@ int main(void)
         cmocka_unit_test(test_utilization_grid),
         cmocka_unit_test(test_static_batch),
         cmocka_unit_test(test_prefill_first_chunks),
+        cmocka_unit_test(test_sliding_window_batch),
     };
     return cmocka_run_group_tests_name("serve", tests, catalog_setup, catalog_teardown);
 }

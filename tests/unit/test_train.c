@@ -389,6 +389,37 @@ static void test_zero3_per_module_step(void **state)
     env_close(&v);
 }
 
+/* Sliding-window attention in a step: a window shorter than the sequence
+ * makes the fused attention, so the step, faster; one as long as the
+ * sequence changes nothing, nor does any window on the unfused path
+ * (eager attention computes the whole square and masks it). */
+static void test_sliding_window_step(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    plan_train p = exp_plan_train_defaults();
+    p.dp = 8, p.zero = 1, p.global_batch = 8, p.seq_len = 8192;
+    train_result full = run(&v, &p, false);
+    v.m.sliding_window = 2048;
+    train_result win = run(&v, &p, false);
+    assert_true(win.step_s < full.step_s);
+    v.m.sliding_global_every = 2; /* half the layers global: in between */
+    train_result half = run(&v, &p, false);
+    assert_true(half.step_s > win.step_s && half.step_s < full.step_s);
+    v.m.sliding_global_every = 0;
+    v.m.sliding_window = 8192;
+    train_result wide = run(&v, &p, false);
+    assert_true(wide.step_s == full.step_s);
+    p.flash_attn = false, p.seq_len = 2048, p.global_batch = 8;
+    v.m.sliding_window = 0;
+    train_result eager = run(&v, &p, false);
+    v.m.sliding_window = 512;
+    train_result eager_w = run(&v, &p, false);
+    assert_true(eager.step_s == eager_w.step_s);
+    env_close(&v);
+}
+
 /* One representative data-parallel group stands for all of them: running
  * every group's collectives together on a rail-optimized fabric (--full)
  * gives the same step. */
@@ -909,6 +940,7 @@ int main(void)
         cmocka_unit_test(test_zero3_coordinator),
         cmocka_unit_test(test_zero3_bounds),
         cmocka_unit_test(test_zero3_per_module_step),
+        cmocka_unit_test(test_sliding_window_step),
         cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_interference),
         cmocka_unit_test(test_link_load),
