@@ -43,6 +43,33 @@ void cost_calib_free(cost_calib *c)
 
 /* Linear interpolation at x over (xs, ys) with GSL, clamped to the ends so
  * that values never leave the range of their neighbours. */
+/* Between two grid values a step apart: linear, unless the second is
+ * more than 1 + ln 4 times the first, where a linear efficiency would
+ * outgrow the work of a 4x step and make more work take less time; there
+ * geometric (such steps are where efficiency grows as a power of the size,
+ * which the geometric mean follows). */
+static double blend(double a, double b, double w)
+{
+    double lo = a < b ? a : b, hi = a < b ? b : a;
+    if (lo > 0 && hi > lo * (1 + M_LN2 * 2))
+        return a * pow(b / a, w);
+    return a + w * (b - a);
+}
+
+/* A grid row along k, blended between its bracketing values. */
+static double grid_interp1(const double *xs, const double *ys, int n, double x)
+{
+    if (n == 1 || x <= xs[0])
+        return ys[0];
+    if (x >= xs[n - 1])
+        return ys[n - 1];
+    int i = 0;
+    while (i + 2 < n && xs[i + 1] <= x)
+        i++;
+    double span = xs[i + 1] - xs[i];
+    return blend(ys[i], ys[i + 1], span > 0 ? (x - xs[i]) / span : 0);
+}
+
 static double interp1(const double *xs, const double *ys, int n, double x)
 {
     if (n == 1 || x <= xs[0])
@@ -85,11 +112,11 @@ double cost_grid_eff(const cost_grid *g, double m, double n, double k)
         for (int b = 0; b < 2; b++) {
             int im = a ? hi[0] : lo[0], in = b ? hi[1] : lo[1];
             const double *row = g->eff + ((size_t)im * g->nn + in) * g->nk;
-            corner[a][b] = interp1(g->lk, row, g->nk, x[2]);
+            corner[a][b] = grid_interp1(g->lk, row, g->nk, x[2]);
         }
-    double e0 = corner[0][0] + w[1] * (corner[0][1] - corner[0][0]);
-    double e1 = corner[1][0] + w[1] * (corner[1][1] - corner[1][0]);
-    return e0 + w[0] * (e1 - e0);
+    double e0 = blend(corner[0][0], corner[0][1], w[1]);
+    double e1 = blend(corner[1][0], corner[1][1], w[1]);
+    return blend(e0, e1, w[0]);
 }
 
 /* A kind without its own curve streams like an elementwise kernel. */

@@ -228,13 +228,13 @@ static void test_batched_gemm_monotone(void **state)
 {
     (void)state;
     const double nk[] = {1024, 4096, 14336};
-    const dtype dts[] = {DT_BF16, DT_FP8};
+    const dtype dts[] = {DT_BF16, DT_FP8, DT_FP4};
     int checked = 0;
     for (int gi = 0; gi < cat.n; gi++) {
         const gpu_spec *g = &cat.gpus[gi];
         cost_calib c;
         load_calib(g, &c);
-        for (int di = 0; di < 2; di++) {
+        for (int di = 0; di < 3; di++) {
             dtype dt = dts[di];
             if (g->peak_flops[dt] <= 0)
                 continue;
