@@ -164,6 +164,8 @@ typedef struct grid_spec {
     dtype dt;
     double scale, cap;
     char src[1024]; /* the words that say so */
+    double size;    /* the fitted shape's m0, n0, k0 times this (a sweep
+                       fitted it); 0: as fitted */
 } grid_spec;
 
 /* Bytes a GEMM in dt moves: inputs in dt, outputs in 16-bit for 8-bit and
@@ -192,7 +194,8 @@ static double grid_time(const gemm_fit *f, const gpu_spec *g,
                         double bytes)
 {
     double peak = grid_peak(g, gs->dt), fl = 2 * m * n * k;
-    double t = gemm_fit_time(f, g, peak * gs->scale, m, n, k, fl, bytes);
+    gemm_fit sized = gemm_fit_sized(f, gs->size > 0 ? gs->size : 1);
+    double t = gemm_fit_time(&sized, g, peak * gs->scale, m, n, k, fl, bytes);
     return gs->cap > 0 && fl / t > gs->cap * peak ? fl / (gs->cap * peak) : t;
 }
 
@@ -324,7 +327,7 @@ typedef struct scale_ctx {
 static double scale_miss(double log_scale, void *arg)
 {
     const scale_ctx *c = arg;
-    grid_spec gs = {c->p->dt, exp(log_scale), 0, ""};
+    grid_spec gs = {c->p->dt, exp(log_scale), 0, "", 0};
     return grid_time(c->f, c->g, &gs, c->p->m, c->p->n, c->p->k, c->bytes) -
            c->measured_s;
 }
@@ -361,7 +364,7 @@ static double solve_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
  * GPU g, capped so that no shape beats the datasheet peak. */
 static double gemm_scale(const gemm_fit *f, const gpu_spec *g, const pub *p)
 {
-    const grid_spec fit = {p->dt, 1, 0, ""};
+    const grid_spec fit = {p->dt, 1, 0, "", 0};
     double s = solve_scale(f, g, p);
     /* never so far that the largest shapes would beat the roofline: a
      * measurement above the datasheet peak (a GeForce card boosting past
@@ -555,6 +558,7 @@ static int grid_from_row(const pub *row, const gemm_fit *gf,
 {
     double peak = grid_peak(g, row->dt), tflops = 0;
     x->dt = row->dt;
+    x->size = 0;
     if (is_kind(row, "gemm_ratio")) {
         const grid_spec *bgs = NULL;
         for (int i = 0; bg && i < bg->n; i++)
@@ -578,6 +582,61 @@ static int grid_from_row(const pub *row, const gemm_fit *gf,
     return 0;
 }
 
+/* The published GEMM throughputs of one dtype on GPU g (gemm_tflops rows
+ * only: a sweep's points); returns how many. */
+static int sweep_rows(const pub *pubs, int npub, const char *gpu, dtype dt,
+                      const pub **out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < npub && n < max; i++)
+        if (strcmp(pubs[i].gpu, gpu) == 0 && pubs[i].dt == dt &&
+            is_kind(&pubs[i], "gemm_tflops"))
+            out[n++] = &pubs[i];
+    return n;
+}
+
+#define SWEEP_MAX 32
+
+/* Several published GEMMs of one dtype (a sweep over shapes, one harness):
+ * the base's shape with its compute scale and its size factor fitted to
+ * them all (fit_gemm_sweep), never past the roofline at the largest
+ * shape; the note gives both and the worst point's error. */
+static int grid_from_sweep(const pub *const *rows, int n, const gemm_fit *gf,
+                           const gpu_spec *g, const char *shape, grid_spec *x,
+                           llm_err *e)
+{
+    fit_point pt[SWEEP_MAX];
+    for (int i = 0; i < n; i++) {
+        const pub *r = rows[i];
+        double fl = 2 * r->m * r->n * r->k;
+        pt[i] = (fit_point){.m = r->m, .n = r->n, .k = r->k, .flops = fl,
+                            .bytes = gemm_bytes(r->dt, r->m, r->n, r->k),
+                            .t_s = fl / (r->value * 1e12)};
+    }
+    double scale, size;
+    if (fit_gemm_sweep(pt, n, g, grid_peak(g, rows[0]->dt), gf, &scale, &size,
+                       e))
+        return -1;
+    *x = (grid_spec){rows[0]->dt, scale, 0, "", size};
+    double big = 65536;
+    double best = grid_eff(gf, g, x, big, big, big,
+                           gemm_bytes(x->dt, big, big, big));
+    if (best >= 1)
+        x->scale /= best;
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        double t = grid_time(gf, g, x, pt[i].m, pt[i].n, pt[i].k,
+                             pt[i].bytes);
+        double err = fabs(t / pt[i].t_s - 1);
+        worst = err > worst ? err : worst;
+    }
+    snprintf(x->src, sizeof x->src, "%s, sizes x %.3f, compute x %.3f, "
+             "fitted to %d published %s GEMMs of one sweep (worst point "
+             "%.0f%% off): %s", shape, x->size, x->scale, n,
+             dtype_name(x->dt), worst * 100, rows[0]->src);
+    return 0;
+}
+
 static int derive(const cfg_fit_gpu *d, const base_grids *bg,
                   const gemm_fit *gf, const mem_fit *mf, const char *src,
                   const char *out, gpu_catalog *cat, const pub *pubs, int npub,
@@ -591,7 +650,7 @@ static int derive(const cfg_fit_gpu *d, const base_grids *bg,
     int ngs = 2;
     char shape[160];
     snprintf(shape, sizeof shape, "shape of %s fit", base->name);
-    gs[0] = (grid_spec){DT_FP16, 1, 0, ""};
+    gs[0] = (grid_spec){DT_FP16, 1, 0, "", 0};
     snprintf(gs[0].src, sizeof gs[0].src, "shape and efficiency of %s (%s); "
              "no published %s measurement", base->name, src, g->name);
     for (int i = 0; i < npub; i++) /* a published bf16/fp16 GEMM sets both */
@@ -602,12 +661,23 @@ static int derive(const cfg_fit_gpu *d, const base_grids *bg,
     gs[0].dt = DT_FP16;
     gs[1] = gs[0];
     gs[1].dt = DT_BF16;
-    for (int i = 0; i < npub; i++)
-        if (is_gemm_row(&pubs[i], g->name) && pubs[i].dt != DT_FP16 &&
-            pubs[i].dt != DT_BF16 && pubs[i].dt < DT_COUNT &&
-            g->peak_flops[pubs[i].dt] > 0 &&
-            grid_from_row(&pubs[i], gf, g, bg, shape, &gs[ngs++], e))
+    bool swept[DT_COUNT] = {false};
+    for (int i = 0; i < npub; i++) {
+        const pub *r = &pubs[i];
+        if (!is_gemm_row(r, g->name) || r->dt == DT_FP16 ||
+            r->dt == DT_BF16 || r->dt >= DT_COUNT ||
+            g->peak_flops[r->dt] <= 0 || swept[r->dt])
+            continue;
+        const pub *rows[SWEEP_MAX];
+        int n = sweep_rows(pubs, npub, g->name, r->dt, rows, SWEEP_MAX);
+        if (n >= 3) { /* a sweep: one grid fitted to every point */
+            swept[r->dt] = true;
+            if (grid_from_sweep(rows, n, gf, g, shape, &gs[ngs++], e))
+                return -1;
+        } else if (grid_from_row(r, gf, g, bg, shape, &gs[ngs++], e)) {
             return -1;
+        }
+    }
     double sh = 1;
     char hsrc[600];
     snprintf(hsrc, sizeof hsrc, "curves of %s (%s); no published %s "
@@ -673,8 +743,8 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
         rc = err_set(e, "%s: cannot create: %s", odir, strerror(errno));
     grid_spec gs[DT_COUNT];
     int ngs = 0;
-    gs[ngs++] = (grid_spec){DT_FP16, 1, 0, ""};
-    gs[ngs++] = (grid_spec){DT_BF16, 1, 0, ""};
+    gs[ngs++] = (grid_spec){DT_FP16, 1, 0, "", 0};
+    gs[ngs++] = (grid_spec){DT_BF16, 1, 0, "", 0};
     snprintf(gs[0].src, sizeof gs[0].src, "%s", src);
     snprintf(gs[1].src, sizeof gs[1].src, "%s; bf16 = fp16 (same peak)", src);
     for (int i = 0; rc == 0 && i < npub; i++) /* ratios: check_ratios */

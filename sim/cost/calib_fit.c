@@ -119,6 +119,79 @@ int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
     return rc;
 }
 
+gemm_fit gemm_fit_sized(const gemm_fit *base, double size)
+{
+    gemm_fit f = *base;
+    f.m0 *= size;
+    f.n0 *= size;
+    f.k0 *= size;
+    return f;
+}
+
+typedef struct sweep_ctx {
+    ctx c;
+    const gemm_fit *base;
+} sweep_ctx;
+
+/* the size factor, held within 1..4 of the base's: a sweep can say a
+ * GPU's tensor cores need larger GEMMs to fill than the base's (Blackwell's
+ * wider MMA tiles), and one too flat to say more stops at the base's shape
+ * instead of erasing it (a smaller factor also makes the grid's
+ * interpolated times fall where the work grows) */
+static double sweep_size(double x)
+{
+    return 1 + 3 * sigm(x);
+}
+
+static int sweep_res(const gsl_vector *x, void *data, gsl_vector *r)
+{
+    const sweep_ctx *s = data;
+    gemm_fit f = gemm_fit_sized(s->base, sweep_size(gsl_vector_get(x, 1)));
+    double peak = s->c.peak * exp(gsl_vector_get(x, 0));
+    for (int i = 0; i < s->c.n; i++) {
+        const fit_point *p = &s->c.p[i];
+        double t = gemm_fit_time(&f, s->c.g, peak, p->m, p->n, p->k, p->flops,
+                                 p->bytes);
+        gsl_vector_set(r, (size_t)i, log(t / p->t_s));
+    }
+    return GSL_SUCCESS;
+}
+
+int fit_gemm_sweep(const fit_point *p, int n, const gpu_spec *g, double peak,
+                   const gemm_fit *base, double *scale, double *size,
+                   llm_err *e)
+{
+    if (n < 3)
+        return err_set(e, "%d GEMM measurements of one dtype: too few to fit "
+                          "a scale and a size", n);
+    sweep_ctx s = {{p, n, g, peak}, base};
+    gsl_vector *x = gsl_vector_calloc(2); /* start: the base as it is */
+    if (!x)
+        return err_set(e, "out of memory fitting %d points", n);
+    gsl_multifit_nlinear_fdf fdf = {sweep_res, NULL, NULL, (size_t)n, 2, &s,
+                                    0, 0, 0};
+    gsl_multifit_nlinear_parameters prm =
+        gsl_multifit_nlinear_default_parameters();
+    gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(
+        gsl_multifit_nlinear_trust, &prm, (size_t)n, 2);
+    if (!w) {
+        gsl_vector_free(x);
+        return err_set(e, "out of memory fitting %d points", n);
+    }
+    gsl_multifit_nlinear_init(x, &fdf, w);
+    int info;
+    int st = gsl_multifit_nlinear_driver(500, 1e-10, 1e-10, 1e-10, NULL, NULL,
+                                         &info, w);
+    const gsl_vector *at = gsl_multifit_nlinear_position(w);
+    *scale = exp(gsl_vector_get(at, 0));
+    *size = sweep_size(gsl_vector_get(at, 1));
+    gsl_multifit_nlinear_free(w);
+    gsl_vector_free(x);
+    if (st != GSL_SUCCESS && st != GSL_EMAXITER)
+        return err_set(e, "fit did not converge (%s)", gsl_strerror(st));
+    return 0;
+}
+
 int fit_mem(const fit_point *p, int n, const gpu_spec *g, mem_fit *out,
             llm_err *e)
 {

@@ -40,6 +40,18 @@ int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
 int fit_mem(const fit_point *p, int n, const gpu_spec *g, mem_fit *out,
             llm_err *e);
 
+/* A published sweep of one dtype's GEMMs on a GPU whose shape is another's
+ * fit (`base`): the compute scale and the size factor (m0, n0, k0 times
+ * it: a GPU whose tensor cores need larger tiles to fill falls off faster
+ * at small shapes, 1 to 4 times the base's) that reproduce the
+ * sweep's times, with the base's bandwidth fraction and fixed cost.  Needs
+ * at least 3 points. */
+int fit_gemm_sweep(const fit_point *p, int n, const gpu_spec *g, double peak,
+                   const gemm_fit *base, double *scale, double *size,
+                   llm_err *e);
+/* base with its m0, n0, k0 times size */
+gemm_fit gemm_fit_sized(const gemm_fit *base, double size);
+
 double gemm_fit_time(const gemm_fit *f, const gpu_spec *g, double peak,
                      double m, double n, double k, double flops, double bytes);
 double mem_fit_time(const mem_fit *f, const gpu_spec *g, double bytes);

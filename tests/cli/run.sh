@@ -456,8 +456,9 @@ run 0 calibrate-fit -- calibrate --fit --out "$tmp"
 has 'GEMMs >= 100 GFLOP'
 if [ -s "$tmp/h100-sxm/gemm.tsv" ] && cmp -s "$tmp/h100-sxm/gemm.tsv" calib/h100-sxm/gemm.tsv; then ok; else
     bad "calibrate --fit does not reproduce calib/h100-sxm/gemm.tsv"; fi
-# derived GPUs too: the L40S from its own published GEMM, the RTX 4090 capped
-for g in l40s rtx-4090 h100-nvl; do
+# derived GPUs too: the L40S from its own published GEMM, the RTX 4090 capped,
+# GB200 and B200 from their FP8 and FP4 sweeps
+for g in l40s rtx-4090 h100-nvl gb200 b200; do
     if cmp -s "$tmp/$g/gemm.tsv" calib/$g/gemm.tsv; then ok; else
         bad "calibrate --fit does not reproduce calib/$g/gemm.tsv"; fi
 done

@@ -6,6 +6,7 @@
 
 #include "cost/cost.h"
 #include "decide/exp.h"
+#include "cost/calib_fit.h"
 #include "test_util.h"
 
 /* A calibration directory of its own: a 3x3x3 GEMM grid whose efficiency
@@ -471,6 +472,51 @@ static void test_attention_window(void **state)
     cost_calib_free(&c);
 }
 
+/* A derived GPU's sweep (fit_gemm_sweep): points made by the base shape
+ * with a known compute scale and size factor give both back; a sweep that
+ * asks for a smaller size than the base's stops at the base's; too few
+ * points are refused. */
+static void test_gemm_sweep_fit(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "gb200");
+    assert_non_null(g);
+    const gemm_fit base = {0.8, 180, 260, 44, 0.98, 5e-6, 0};
+    const double peak = g->peak_flops[DT_FP4];
+    const double shapes[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048},
+                                {4096, 4096, 4096}, {8192, 8192, 8192},
+                                {16384, 16384, 16384}, {400, 10240, 8192},
+                                {1024, 2145, 1024}, {802816, 192, 768}};
+    const int n = (int)(sizeof shapes / sizeof shapes[0]);
+    const double want_scale[] = {0.9, 1.1}, want_size[] = {1.7, 0.5};
+    llm_err e;
+    for (int c = 0; c < 2; c++) {
+        gemm_fit truth = gemm_fit_sized(&base, want_size[c]);
+        fit_point pt[8];
+        for (int i = 0; i < n; i++) {
+            double m = shapes[i][0], nn = shapes[i][1], k = shapes[i][2];
+            double fl = 2 * m * nn * k, by = (m * k + k * nn) * 0.5 + m * nn * 2;
+            pt[i] = (fit_point){.m = m, .n = nn, .k = k, .flops = fl,
+                                .bytes = by,
+                                .t_s = gemm_fit_time(&truth, g,
+                                                     peak * want_scale[c], m,
+                                                     nn, k, fl, by)};
+        }
+        double scale, size;
+        assert_int_equal(fit_gemm_sweep(pt, n, g, peak, &base, &scale, &size,
+                                        &e), 0);
+        if (c == 0) {
+            assert_close(scale, want_scale[c], 1e-4);
+            assert_close(size, want_size[c], 1e-4);
+        } else {
+            assert_true(size >= 1 && size < 1.01);
+        }
+    }
+    fit_point two[2] = {{0}};
+    double sc, sz;
+    assert_int_equal(fit_gemm_sweep(two, 2, g, peak, &base, &sc, &sz, &e), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -484,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_activation_bytes),
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test(test_explain_on_demand),
+        cmocka_unit_test(test_gemm_sweep_fit),
         cmocka_unit_test(test_attention_window),
     };
     return cmocka_run_group_tests_name("cost", tests, catalog_setup, catalog_teardown);
