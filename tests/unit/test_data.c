@@ -393,7 +393,7 @@ static void test_fit_shipped(void **state)
     int n;
     llm_err e;
     assert_int_equal(cfg_load_fit_gpus(".", &g, &n, &e), 0);
-    assert_int_equal(n, 14);
+    assert_int_equal(n, 16);
     /* traced first (a100 then h100: the order calibrate fits them in) */
     assert_string_equal(g[0].gpu, "a100-sxm-80gb");
     assert_string_equal(g[0].traces, "a100");
@@ -424,6 +424,14 @@ static void test_fit_shipped(void **state)
         assert_string_equal(g[9 + i].derived_from,
                             i < 3 ? "a100-sxm-80gb" : "h100-sxm");
         assert_true(g[9 + i].flash_fwd == (i < 3 ? 0.73 : 0.75));
+    }
+    /* Blackwell from H100's fit, scaled to Azure's GB200 sweeps (B200's
+     * rows derived from them), FlashAttention-3's 75% assumed */
+    const char *blackwell[] = {"gb200", "b200"};
+    for (int i = 0; i < 2; i++) {
+        assert_string_equal(g[14 + i].gpu, blackwell[i]);
+        assert_string_equal(g[14 + i].derived_from, "h100-sxm");
+        assert_true(g[14 + i].flash_fwd == 0.75);
     }
     free(g);
 }
