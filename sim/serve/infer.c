@@ -29,6 +29,7 @@ struct infer {
     double **p2p;        /* [pp - 1][max_tokens + 1], < 0 = not yet */
     int *dense_layers, *moe_layers; /* per stage */
     double *weights;     /* per stage, one GPU */
+    double windowed;     /* share of the layers with a sliding window */
 };
 
 static void add(part *p, const cost_result *r)
@@ -257,7 +258,7 @@ static int attention_layer(infer *x, const infer_batch *b, double window,
 static int attention(infer *x, const infer_batch *b, part *p, llm_err *e)
 {
     const model_spec *m = x->s.m;
-    double w = model_windowed_share(m);
+    double w = x->windowed;
     if (w <= 0)
         return attention_layer(x, b, 0, p, e);
     part win, full = {0, 0, 0};
@@ -379,6 +380,7 @@ infer *infer_create(const infer_setup *s, llm_err *e)
         return NULL;
     }
     x->s = *s;
+    x->windowed = model_windowed_share(s->m);
     if (x->s.max_tokens < 1)
         x->s.max_tokens = 1;
     if (alloc(x)) {

@@ -660,10 +660,9 @@ static int z3_module_of(const model_tensor *tt, int i, const int *mod_of,
 /* A layer's modules in forward order for DeepSpeed's coordinator: each
  * linear's elements gathered (scaled by `scale`: LoRA's adapters ride
  * along; a parameter under `persist` elements is never partitioned), and
- * the pass's compute `compute_s` shared by the linears' FLOPs. */
+ * as compute_s its share of the layer's linear FLOPs. */
 static int z3_modules(const ctx *c, const model_tensor *tt, int n,
-                      double persist, double scale, double compute_s,
-                      z3_module *out)
+                      double persist, double scale, z3_module *out)
 {
     const plan_train *p = c->p;
     int mod_of[MODEL_MAX_TENSORS], nm = 0;
@@ -689,20 +688,18 @@ static int z3_modules(const ctx *c, const model_tensor *tt, int n,
         }
     }
     for (int k = 0; k < nm; k++)
-        out[k].compute_s = total > 0 ? compute_s * flops[k] / total : 0;
+        out[k].compute_s = total > 0 ? flops[k] / total : 0;
     return nm;
 }
 
 /* A per-module ZeRO-3 layer (DeepSpeed): the forward's and the
  * backward's gathers as the coordinator issues them (train/zero3.h), the
  * gradients reduce-scattered in buckets on their own stream. */
-static void fsdp_modules(ctx *c, int layer, double params, double pb,
-                         double trained, double gb, double f_fwd,
+static void fsdp_modules(ctx *c, const model_tensor *tt, int n, double params,
+                         double pb, double trained, double gb, double f_fwd,
                          double f_bwd, double mem_frac, vcost *v)
 {
     const plan_train *p = c->p;
-    model_tensor tt[MODEL_MAX_TENSORS];
-    int n = model_layer_tensors(c->m, layer, tt);
     double base = 0;
     for (int i = 0; i < n; i++)
         base += model_tensor_numel_per_gpu(c->m, &tt[i], p->tp, p->ep);
@@ -710,12 +707,10 @@ static void fsdp_modules(ctx *c, int layer, double params, double pb,
                                  p->z3_max_live_params, p->z3_reduce_params);
     z3_module fm[Z3_MAX_MODULES], bm[Z3_MAX_MODULES];
     double scale = base > 0 ? params / base : 1;
-    int nm = z3_modules(c, tt, n, sz.persist, scale, f_fwd, fm);
-    z3_modules(c, tt, n, sz.persist, scale, f_bwd, bm);
-    for (int k = 0; k < nm / 2; k++) {
-        z3_module t = bm[k];
-        bm[k] = bm[nm - 1 - k];
-        bm[nm - 1 - k] = t;
+    int nm = z3_modules(c, tt, n, sz.persist, scale, fm);
+    for (int k = 0; k < nm; k++) { /* the backward meets them in reverse */
+        bm[nm - 1 - k] = (z3_module){fm[k].params, fm[k].compute_s * f_bwd};
+        fm[k].compute_s *= f_fwd;
     }
     z3_gather_ctx g = {c, params > 0 ? pb / params : 0};
     z3_rule rule = {sz.prefetch, sz.max_live};
@@ -785,7 +780,7 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
                                ? c->st->fsdp_reduce_bytes
                                : mem_grad_bytes_per_param(p));
     if (c->st->z3_gather == STACK_GATHER_MODULE) {
-        fsdp_modules(c, layer, params, pb, trained, gb, f_fwd, f_bwd,
+        fsdp_modules(c, tt, n, params, pb, trained, gb, f_fwd, f_bwd,
                      mem_frac, v);
         return;
     }
