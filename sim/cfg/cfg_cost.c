@@ -419,9 +419,9 @@ static int load_attn_kernels(const char *datadir, const gpu_spec *g,
     tsv t;
     if (tsv_load(p, &t, e))
         return -1;
-    enum { KERNEL, SM, FWD, FWD_CAUSAL, BWD, SOURCE, NCOL };
-    static const char *const names[NCOL] = {"kernel", "sm",  "fwd",
-                                            "fwd_causal", "bwd", "source"};
+    enum { KERNEL, SM, FWD, FWD_CAUSAL, BWD, SKIP, SOURCE, NCOL };
+    static const char *const names[NCOL] = {
+        "kernel", "sm", "fwd", "fwd_causal", "bwd", "causal_skip", "source"};
     int col[NCOL], rc = 0;
     for (int i = 0; i < NCOL && rc == 0; i++)
         if ((col[i] = tsv_col(&t, names[i], e)) < 0)
@@ -460,6 +460,13 @@ static int load_attn_kernels(const char *datadir, const gpu_spec *g,
             rc = -1;
             break;
         }
+        const char *skip = tsv_get(&t, r, col[SKIP]);
+        if (strcmp(skip, "yes") != 0 && strcmp(skip, "no") != 0) {
+            rc = err_set(e, "%s:%d: %s: causal_skip \"%s\" (expected yes or "
+                            "no)", p, t.line[r], name, skip);
+            break;
+        }
+        k->causal_skip = skip[0] == 'y';
         snprintf(k->name, sizeof k->name, "%s", name);
         snprintf(k->source, sizeof k->source, "%s", src);
         k->line = t.line[r];

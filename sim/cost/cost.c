@@ -188,7 +188,7 @@ static void gemm_work(const cost_op *op, dtype d, double *flops, double *bytes)
  * writes the scores, reads them for softmax, writes probabilities and reads
  * them for P·V (4 passes over b·h·q·kv values).  Causal prefill does half
  * the score work. */
-static void attn_work(const cost_op *op, dtype d, bool flash,
+static void attn_work(const cost_op *op, dtype d, bool flash, bool skip,
                       double bwd_ratio, double *flops, double *bytes)
 {
     double b = op->batch > 0 ? op->batch : 1;
@@ -201,6 +201,9 @@ static void attn_work(const cost_op *op, dtype d, bool flash,
     else if (flash && op->window > 0 && op->window < op->kv_len && q > 0)
         frac = model_causal_pairs(q, op->kv_len, op->window) /
                (q * op->kv_len);
+    /* a fused kernel that masks after computing does the whole square */
+    if (flash && !skip && op->kind == OP_ATTN_PREFILL)
+        frac = 1.0;
     *flops = 2 * b * op->heads * q * kv * (op->head_dim + vd) * frac;
     if (op->backward)
         *flops *= bwd_ratio;
@@ -248,10 +251,15 @@ static int price_gemm(const cost_calib *c, const cost_op *op, dtype d,
 static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
                             bool flash, cost_result *r, double *eff)
 {
+    const struct cost_attn_kernel *k =
+        flash && op->attn_kernel > 0 && op->attn_kernel <= c->nattn_k
+            ? &c->attn_k[op->attn_kernel - 1]
+            : NULL;
     /* a table read without calib/kernels.tsv (one directory's, for
      * calibrate) has no backward ratio: count the forward's FLOPs */
-    attn_work(op, d, flash, c->flash_bwd_ratio > 0 ? c->flash_bwd_ratio : 1,
-              &r->flops, &r->bytes);
+    attn_work(op, d, flash, !k || k->causal_skip,
+              c->flash_bwd_ratio > 0 ? c->flash_bwd_ratio : 1, &r->flops,
+              &r->bytes);
     double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
     /* a fused decode through a sliding window is the kernel over the
      * window's keys */
@@ -268,10 +276,6 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
         double shape = gr->nm ? cost_grid_eff(gr, q, kv, kk) /
                                     cost_grid_eff(gr, big, big, kk)
                               : 1;
-        const struct cost_attn_kernel *k =
-            op->attn_kernel > 0 && op->attn_kernel <= c->nattn_k
-                ? &c->attn_k[op->attn_kernel - 1]
-                : NULL;
         if (k) {
             double f = op->backward ? k->bwd
                        : op->causal && op->kind == OP_ATTN_PREFILL
@@ -280,6 +284,10 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
             *eff = f * shape;
             note(r, "attention-kernels.tsv %s", k->name, 0);
             note(r, " (%s)", k->source, 0);
+            if (!k->causal_skip && op->causal &&
+                op->kind == OP_ATTN_PREFILL)
+                note(r, "; computes the whole square under the mask%s", "",
+                     0);
         } else {
             *eff = c->attn_eff * shape;
             note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);

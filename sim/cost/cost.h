@@ -130,6 +130,7 @@ typedef struct cost_calib {
     struct cost_attn_kernel {
         char name[16];
         double fwd, fwd_causal, bwd;
+        bool causal_skip; /* skips the blocks a causal mask empties */
         char source[256];
         int line;
     } attn_k[COST_MAX_ATTN_KERNELS];

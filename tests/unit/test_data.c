@@ -637,7 +637,7 @@ static const char *kernels_error(const char *table, cost_calib *c)
     return kernels_attn_error(table, NULL, c);
 }
 
-#define A_HEAD "kernel\tsm\tfwd\tfwd_causal\tbwd\tsource\n"
+#define A_HEAD "kernel\tsm\tfwd\tfwd_causal\tbwd\tcausal_skip\tsource\n"
 
 /* calib/attention-kernels.tsv: the rows of the GPU's sm only, each with
  * fractions of peak in (0, 1], one per kernel and sm, and a source. */
@@ -649,23 +649,32 @@ static void test_attention_kernels(void **state)
                     "*\tdropout_mask_bytes\t1\tbytes\ts\n";
     char t[1024];
     snprintf(t, sizeof t, "gpu\tkey\tvalue\tunit\tsource\n%s", k);
-    assert_null(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\ts\n"
-                                          "fa2\t80\t0.7\t0.6\t0.5\ts\n",
+    assert_null(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\tyes\ts\n"
+                                          "fa2\t80\t0.7\t0.6\t0.5\tyes\ts\n",
                                    &c));
     assert_int_equal(c.nattn_k, 1); /* h100-sxm is sm 90 */
     int i = cost_attn_kernel_find(&c, "fa2");
     assert_int_equal(i, 1);
-    assert_true(c.attn_k[0].fwd == 0.4 && c.attn_k[0].bwd == 0.2);
+    assert_true(c.attn_k[0].fwd == 0.4 && c.attn_k[0].bwd == 0.2 &&
+                c.attn_k[0].causal_skip);
     assert_int_equal(cost_attn_kernel_find(&c, "fa3"), 0);
     cost_calib_free(&c);
-    expect(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\ts\n"
-                                     "fa2\t90\t0.5\t0.3\t0.2\ts\n", &c),
+    expect(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\tyes\ts\n"
+                                     "fa2\t90\t0.5\t0.3\t0.2\tyes\ts\n", &c),
            "attention-kernels.tsv:3: fa2: a second row for sm 90", NULL);
-    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t1.5\t0.3\t0.2\ts\n", &c),
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t1.5\t0.3\t0.2\tyes\ts\n", &c),
            "attention-kernels.tsv:2", "fwd");
-    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\t\n", &c),
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\tyes\t\n", &c),
            "expected a kernel name of at most 15 characters and a source",
            NULL);
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\tmaybe\ts\n",
+                              &c),
+           "attention-kernels.tsv:2: fa3: causal_skip \"maybe\" (expected "
+           "yes or no)", NULL);
+    assert_null(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.5\t0.2\tno\ts\n",
+                                   &c));
+    assert_false(c.attn_k[0].causal_skip);
+    cost_calib_free(&c);
 }
 
 #define K_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
