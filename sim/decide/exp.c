@@ -268,8 +268,10 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
     if (exp_check_conflicts(EXP_TRAIN, &x->h, e) ||
         need_names(x->model, x->cluster, "train", e) ||
         ld->model(ld->ctx, x->model, &v->m, e) ||
-        ld->stack(ld->ctx, x->stack, &v->stack, e) ||
-        train_budget(x, o, ld, &v->m, &v->stack, &out->plan, &out->budget,
+        ld->stack(ld->ctx, x->stack, &v->stack, e))
+        goto fail;
+    stack_ask_attention(&v->stack, x->attention_kernel);
+    if (train_budget(x, o, ld, &v->m, &v->stack, &out->plan, &out->budget,
                      e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
         goto fail;

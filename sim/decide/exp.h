@@ -47,6 +47,7 @@ typedef struct exp_train {
     exp_head h;
     char description[512], model[256], cluster[256];
     char stack[256];  /* stacks/NAME.cfg or a path */
+    char attention_kernel[16]; /* empty: the stack's */
     int nodes;        /* 0: as the cluster file says */
     int gpus;         /* the first gpus of the cluster; 0: all */
     topo_net net;     /* link bandwidths in place of the cluster's */

@@ -1,6 +1,8 @@
 /* stack — the defaults of a software-stack profile. */
 #include "model/stack.h"
 
+#include <stdio.h>
+
 const char *const stack_gather_names[2] = {"layer", "module"};
 
 stack_spec stack_defaults(void)
@@ -50,6 +52,15 @@ stack_z3 stack_z3_sizes(const stack_spec *s, double hidden,
         .persist = pick(0, s->z3_persist_params, s->z3_persist_per_h, hidden),
         .reduce = pick(plan_reduce, s->z3_reduce_params, s->z3_reduce_per_h2,
                        h2)};
+}
+
+void stack_ask_attention(stack_spec *s, const char *kernel)
+{
+    if (!kernel || !kernel[0])
+        return;
+    snprintf(s->attention[0], sizeof s->attention[0], "%s", kernel);
+    s->nattention = 1;
+    s->attention_asked = true;
 }
 
 void stack_apply_compile(stack_spec *s)

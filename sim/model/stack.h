@@ -27,6 +27,8 @@ typedef struct stack_spec {
      * calib/attention-kernels.tsv for the GPU is the one priced */
     char attention[STACK_MAX_ATTN][16];
     int nattention;
+    bool attention_asked; /* the run named the kernel (--attention-kernel):
+                           * a GPU without its row is an error */
     /* memory-bound work per layer, in passes (one read and one write of
      * the tensor at the activation width) where a fused kernel makes one:
      * each norm, RoPE over Q and K, the MLP activation; plus copies per
@@ -108,6 +110,11 @@ typedef struct stack_z3 {
 stack_z3 stack_z3_sizes(const stack_spec *s, double hidden,
                         double plan_prefetch, double plan_max_live,
                         double plan_reduce);
+
+/* s with the one fused attention kernel a run named (--attention-kernel,
+ * a name from calib/attention-kernels.tsv) in place of its list; empty:
+ * unchanged. */
+void stack_ask_attention(stack_spec *s, const char *kernel);
 
 /* s as torch.compile runs it: its compiled figures in place of the eager
  * ones (s->compile_offered must be true). */

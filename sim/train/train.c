@@ -1793,6 +1793,10 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
                            mem_grad_bytes_per_param(p));
     for (int i = 0; i < c->st->nattention && !c->attn_k; i++)
         c->attn_k = cost_attn_kernel_find(in->cost, c->st->attention[i]);
+    if (!c->attn_k && c->st->attention_asked && p->flash_attn)
+        return err_set(e, "--attention-kernel %s: calib/attention-kernels.tsv "
+                          "has no row for it on %s (sm %d)",
+                       c->st->attention[0], in->gpu->name, in->gpu->sm);
     c->attn_dt = c->head_dt = c->dt;
     if (c->dt == DT_FP8) {
         c->head_dt = plan_act_dtype(p);

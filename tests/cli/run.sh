@@ -653,6 +653,21 @@ a=$(lamb_json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'); b=$(lamb_json 
 ma=$(lamb_json | sed -n 's/^  "memory_peak_bytes": \([0-9]*\).*/\1/p'); mb=$(lamb_json --optimizer lamb | sed -n 's/^  "memory_peak_bytes": \([0-9]*\).*/\1/p')
 cur=train-lamb-optimizer
 if [ -n "$ma" ] && [ "$ma" = "$mb" ] && awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "adamw $a s $ma B, lamb $b s $mb B"; fi
+# --attention-kernel: the run's kernel in place of the stack's list
+# (Megatron-Core on H100 runs cuDNN's, which is faster than FA2 at 8k); one
+# without a row for the GPU's sm is an error
+att_step() { $L train --model llama-3-8b --cluster dgx-h100 --stack megatron-core --tp 1 --pp 1 --dp 8 --global-batch 8 --seq-len 8192 --zero 3 --recompute full "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
+cud=$(att_step) ; fa2=$(att_step --attention-kernel fa2)
+cur=train-attention-kernel-slower
+if awk -v a="$cud" -v b="$fa2" 'BEGIN { exit !(a > 0 && b > 1.05 * a) }'; then ok; else bad "cudnn $cud s, fa2 $fa2 s"; fi
+run 0 train-attention-kernel-shown -- train --model mpt-1b --cluster dgx-h100 --stack llm-foundry --dp 8 --global-batch 16 --zero 3 --attention-kernel fa2
+has 'attention fa2;'
+run 1 train-attention-kernel-missing -- train --model mpt-1b --cluster dgx-a100 --stack llm-foundry --dp 8 --global-batch 16 --zero 3 --attention-kernel fa3
+quiet
+has '^llmsim train: --attention-kernel fa3: calib/attention-kernels.tsv has no row for it on a100-sxm-80gb \(sm 80\)$'
+run 1 train-attention-kernel-long -- train --model mpt-1b --cluster dgx-a100 --attention-kernel abcdefghijklmnopq
+quiet
+has 'attention-kernel.*at most 15 characters'
 run 0 train-fp8-attention -- train --model llama-3-8b --cluster dgx-h100 --dp 8 --seq-len 8192 --global-batch 16 --zero 3 --precision fp8 --fp8-attention
 has 'attention fp8$'
 run 0 train-config -- train configs/train-llama2-7b-8xh100.cfg --set parallel.global_batch=16 --json
