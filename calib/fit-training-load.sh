@@ -6,8 +6,7 @@
 # in [0.3, 1] until the Hodges-Lehmann centre (hl below) of the signed log
 # errors of those cases is zero (the throughput sense: positive = llmsim too
 # fast), then written to every row of the group with the number of cases
-# behind it.  The check cases are only
-# reported, never fitted.  Run from the repository root after `make`:
+# behind it.  The check cases are only reported, never fitted.  Run from the repository root after `make`:
 #
 #   sh calib/fit-training-load.sh            every group
 #   sh calib/fit-training-load.sh hopper     one group

@@ -58,7 +58,7 @@ const setting settings_table[] = {
      .at = {TRAIN("stack", stack)}},
     {.flag = "attention-kernel", STR(16), .dflt_help = "the stack's",
      .help = "the fused attention kernel the run uses, a name from "
-             "calib/attention-kernels.tsv (fa2, fa3, cudnn), in "
+             "calib/attention-kernels.tsv (fa2, fa3, cudnn, fa-triton), in "
              "place of the stack's list",
      .at = {TRAIN("attention_kernel", attention_kernel)}},
     {.flag = "nodes", INT(1, 1 << 20), .dflt_help = "as the cluster file says",

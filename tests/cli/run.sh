@@ -660,6 +660,12 @@ att_step() { $L train --model llama-3-8b --cluster dgx-h100 --stack megatron-cor
 cud=$(att_step) ; fa2=$(att_step --attention-kernel fa2)
 cur=train-attention-kernel-slower
 if awk -v a="$cud" -v b="$fa2" 'BEGIN { exit !(a > 0 && b > 1.05 * a) }'; then ok; else bad "cudnn $cud s, fa2 $fa2 s"; fi
+# llm-foundry runs the pre-MLIR Triton kernel, which computes the whole causal
+# square: FA2 (attn_impl flash) is faster at 8k
+tri=$($L train --model mpt-1b --cluster dgx-a100 --stack llm-foundry --dp 8 --micro-batch 2 --global-batch 16 --seq-len 8192 --zero 3 --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+fa2=$($L train --model mpt-1b --cluster dgx-a100 --stack llm-foundry --dp 8 --micro-batch 2 --global-batch 16 --seq-len 8192 --zero 3 --attention-kernel fa2 --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p')
+cur=train-attention-kernel-triton
+if awk -v a="$tri" -v b="$fa2" 'BEGIN { exit !(b > 0 && a > 1.1 * b) }'; then ok; else bad "fa-triton $tri s, fa2 $fa2 s"; fi
 run 0 train-attention-kernel-shown -- train --model mpt-1b --cluster dgx-h100 --stack llm-foundry --dp 8 --global-batch 16 --zero 3 --attention-kernel fa2
 has 'attention fa2;'
 run 1 train-attention-kernel-missing -- train --model mpt-1b --cluster dgx-a100 --stack llm-foundry --dp 8 --global-batch 16 --zero 3 --attention-kernel fa3

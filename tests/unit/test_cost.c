@@ -472,6 +472,45 @@ static void test_attention_window(void **state)
     cost_calib_free(&c);
 }
 
+/* A kernel that skips the blocks a causal mask empties (fa2) prices a
+ * causal prefill at half the square's FLOPs; one that masks after
+ * computing (the pre-MLIR Triton kernel, causal_skip no) at the whole
+ * square's, its time as the unmasked call's when its causal rate is its
+ * plain one, and never below the skipping kernel's at equal rates.  Both
+ * forward and backward; no kernel exceeds the GPU's peak. */
+static void test_attention_causal_skip(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "a100-sxm-80gb");
+    cost_calib c;
+    load_calib(g, &c);
+    llm_err e;
+    int tri = cost_attn_kernel_find(&c, "fa-triton");
+    int fa2 = cost_attn_kernel_find(&c, "fa2");
+    assert_true(tri > 0 && fa2 > 0);
+    assert_false(c.attn_k[tri - 1].causal_skip);
+    assert_true(c.attn_k[fa2 - 1].causal_skip);
+    for (int bwd = 0; bwd < 2; bwd++) {
+        cost_op a = {.kind = OP_ATTN_PREFILL, .dt = DT_BF16, .batch = 2,
+                     .heads = 32, .kv_heads = 32, .head_dim = 128,
+                     .v_head_dim = 128, .q_len = 8192, .kv_len = 8192,
+                     .causal = true, .flash = true, .backward = bwd,
+                     .attn_kernel = tri};
+        cost_result tc, tn, fc;
+        assert_int_equal(cost_predict(&c, g, &a, 0, &tc, &e), 0);
+        a.causal = false;
+        assert_int_equal(cost_predict(&c, g, &a, 0, &tn, &e), 0);
+        a.causal = true, a.attn_kernel = fa2;
+        assert_int_equal(cost_predict(&c, g, &a, 0, &fc, &e), 0);
+        assert_close(tc.flops, tn.flops, 1e-12);
+        assert_close(fc.flops, tn.flops / 2, 1e-12);
+        assert_close(tc.time_s, tn.time_s, 1e-9);
+        assert_true(tc.time_s > 1.5 * fc.time_s);
+        assert_true(tc.flops / tc.time_s <= g->peak_flops[DT_BF16]);
+    }
+    cost_calib_free(&c);
+}
+
 /* A derived GPU's sweep (fit_gemm_sweep): points made by the base shape
  * with a known compute scale and size factor give both back; a sweep that
  * asks for a smaller size than the base's stops at the base's; too few
@@ -532,6 +571,7 @@ int main(void)
         cmocka_unit_test(test_explain_on_demand),
         cmocka_unit_test(test_gemm_sweep_fit),
         cmocka_unit_test(test_attention_window),
+        cmocka_unit_test(test_attention_causal_skip),
     };
     return cmocka_run_group_tests_name("cost", tests, catalog_setup, catalog_teardown);
 }

@@ -682,8 +682,8 @@ static void test_attention_kernels(void **state)
     "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"                             \
     "*\tdropout_mask_bytes\t1\tbytes\ts\n"
 
-/* calib/training-load.tsv: the shipped fit (Hopper below the tables,
- * A100 at them, a GPU without a row at them), and a value out of range or
+/* calib/training-load.tsv: the shipped fit (Hopper well below the tables,
+ * A100 within 5% of them, a GPU without a row at them), and a value out of range or
  * a key missing is an error naming the file, line and key. */
 #define L_HEAD "gpu\tkey\tvalue\tunit\tgroup\tcases\tsource\n"
 static void test_training_load_table(void **state)
@@ -702,7 +702,7 @@ static void test_training_load_table(void **state)
                                              &c, &e), 0);
         assert_true(c.train_tensor_16bit > 0.3 && c.train_tensor_fp8 > 0.3);
         assert_true(c.train_tensor_16bit <= 1 && c.train_tensor_fp8 <= 1);
-        assert_int_equal(c.train_tensor_16bit < 1, shipped[i].below);
+        assert_int_equal(c.train_tensor_16bit < 0.95, shipped[i].below);
         assert_true(c.train_load_source[0] != '\0');
         cost_calib_free(&c);
     }
