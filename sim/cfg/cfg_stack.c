@@ -11,7 +11,7 @@
 static const char *const stack_keys[] = {"kind", "name", "display", "version",
                                           "source",  "attention", "kernels",
                                           "optimizer", "fp8",    "fsdp",
-                                          "ddp",     "compiled"};
+                                          "ddp",     "compiled", "tp_overlap"};
 static const char *const kernel_keys[] = {
     "norm_passes", "rope_passes",       "act_passes",
     "copy_passes", "host_us_per_kernel", "kernels_per_layer",
@@ -83,6 +83,8 @@ static int load_ddp(cfgu *c, const config_setting_t *g, stack_spec *s)
         s->ddp_bucket_bytes = mb * 1024 * 1024;
     return 0;
 }
+static const char *const tp_overlap_keys[] = {"hidden"};
+
 static const char *const compiled_keys[] = {
     "norm_passes",    "rope_passes",       "act_passes",     "copy_passes",
     "kernels_per_layer", "fp8_act_cast_bytes", "fp8_grad_cast_bytes"};
@@ -212,13 +214,14 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
     if (cfgu_read(&c, &cfg))
         goto out;
     const config_setting_t *r = config_root_setting(&cfg);
-    config_setting_t *k, *o, *f, *z, *cp, *dd;
+    config_setting_t *k, *o, *f, *z, *cp, *dd, *to;
     profile_head h = PROFILE_HEAD(s);
     if (load_head(&c, r, 0, stack_keys, COUNT(stack_keys), path, &h) ||
         load_attention(&c, r, s) || cfgu_group(&c, r, "kernels", &k) ||
         cfgu_group(&c, r, "optimizer", &o) || cfgu_group(&c, r, "fp8", &f) ||
         cfgu_group(&c, r, "fsdp", &z) || cfgu_group(&c, r, "compiled", &cp) ||
-        cfgu_group(&c, r, "ddp", &dd) || (k && load_kernels(&c, k, s)) ||
+        cfgu_group(&c, r, "ddp", &dd) || cfgu_group(&c, r, "tp_overlap", &to) ||
+        (k && load_kernels(&c, k, s)) ||
         (cp && load_compiled(&c, cp, s)) || (dd && load_ddp(&c, dd, s)))
         goto out;
     if (o && (cfgu_check_keys(&c, o, optimizer_keys, COUNT(optimizer_keys)) ||
@@ -226,6 +229,12 @@ int cfg_load_stack(const char *path, stack_spec *s, llm_err *e)
                           &s->optimizer_passes)))
         goto out;
     if ((f && load_fp8(&c, f, s)) || (z && load_fsdp(&c, z, s)))
+        goto out;
+    /* tp_overlap = { hidden }: the share --tp-overlap hides, (0, 1] */
+    if (to && (cfgu_check_keys(&c, to, tp_overlap_keys,
+                               COUNT(tp_overlap_keys)) ||
+               cfgu_double(&c, to, "hidden", true, 0.01, 1,
+                           &s->tp_overlap_hidden)))
         goto out;
     rc = 0;
 out:

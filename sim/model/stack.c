@@ -16,6 +16,7 @@ stack_spec stack_defaults(void)
                         .optimizer_passes = 1,
                         .fp8_weight_cache = true,
                         .fp8_norm_fused = true,
+                        .tp_overlap_hidden = 1,
                         /* PyTorch DDP's bucket_cap_mb default, 25 MiB
                          * (torch/nn/parallel/distributed.py) */
                         .ddp_bucket_bytes = 25.0 * 1024 * 1024};

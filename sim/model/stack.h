@@ -55,6 +55,11 @@ typedef struct stack_spec {
     double fp8_act_cast_bytes, fp8_weight_cast_bytes, fp8_grad_cast_bytes;
     bool fp8_weight_cache, fp8_norm_fused;
     bool fp8_attention; /* offers FP8 attention (--fp8-attention) */
+    /* --tp-overlap: the share of the TP collectives' time the framework's
+     * overlap takes off the critical path where the layer's GEMMs cover
+     * it (1: all of it, Transformer Engine's userbuffers); the rest stays
+     * exposed as without overlap */
+    double tp_overlap_hidden;
     /* FSDP / ZeRO-3: the gradient reduce-scatter's dtype bytes (4: fp32
      * as torchtitan's default mixed-precision policy; 0: the gradients'
      * own) */

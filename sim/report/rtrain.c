@@ -55,6 +55,9 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                 st->fp8_weight_cache ? "cast once a step"
                                      : "cast every microbatch",
                 p->fp8_attention && st->fp8_attention ? "fp8" : "16-bit");
+    if (p->tp_overlap && p->tp > 1)
+        fprintf(fp, "; TP overlap hides %.0f%% of what the GEMMs cover",
+                100 * st->tp_overlap_hidden);
     if (p->zero >= 3 && st->z3_gather == STACK_GATHER_MODULE) {
         stack_z3 z = stack_z3_sizes(st, o->env.m.hidden, p->z3_prefetch_params,
                                     p->z3_max_live_params, p->z3_reduce_params);
@@ -209,6 +212,8 @@ json_t *rtrain_json(const exp_train_out *o)
     const stack_spec *sp = &o->env.stack;
     json_object_set_new(st, "zero3_gather",
                         json_string(stack_gather_names[sp->z3_gather]));
+    json_object_set_new(st, "tp_overlap_hidden",
+                        json_real(sp->tp_overlap_hidden));
     if (sp->z3_gather == STACK_GATHER_MODULE) {
         stack_z3 z = stack_z3_sizes(sp, o->env.m.hidden, p->z3_prefetch_params,
                                     p->z3_max_live_params, p->z3_reduce_params);

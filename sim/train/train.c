@@ -543,9 +543,11 @@ static void layer_comm(ctx *c, const lshape *s, double at_s, double lin_s,
     if (p->tp_overlap) {
         /* userbuffers / AsyncTP split each GEMM beside a TP collective
          * into chunks that hide it: only what outlasts the layer's linear
-         * GEMMs shows (lin_s forward, twice that backward) */
+         * GEMMs shows (lin_s forward, twice that backward), of the share
+         * the stack's overlap reaches; the rest shows as without it */
+        double h = c->st->tp_overlap_hidden;
         double f = 2 * tp - lin_s, b = 2 * tp - 2 * lin_s;
-        v->tp += (f > 0 ? f : 0) + (b > 0 ? b : 0);
+        v->tp += h * ((f > 0 ? f : 0) + (b > 0 ? b : 0)) + (1 - h) * 4 * tp;
     } else {
         v->tp += 4 * tp;
     }

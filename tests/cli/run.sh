@@ -630,6 +630,19 @@ if [ -n "$m" ] && [ "$m" = "$m40" ] && [ "$m" != "$m25" ] && [ -n "$l" ] && [ "$
 printf 'display = "x";\nversion = "1";\nsource = "s";\nddp = { bucket_params = 0.5; };\n' >"$tmp/bad-ddp.cfg"
 run 1 train-stack-bad-ddp -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-ddp.cfg"
 has 'bad-ddp.cfg:4: bucket_params'
+# --tp-overlap hides the stack's share of the TP collectives (torchtitan's
+# AsyncTP 41%, Transformer Engine's userbuffers all): a partial overlap lands
+# between none and all; a share outside (0, 1] is refused at its line
+o_step() { $L train --model llama-3-70b --cluster grand-teton-h100 --nodes 4 --tp 8 --dp 4 --sp --zero 3 --micro-batch 1 --global-batch 16 --seq-len 8192 --recompute full "$@" --json | sed -n 's/^  "step_time_s": \([0-9.]*\).*/\1/p'; }
+none=$(o_step --stack torchtitan) ; part=$(o_step --stack torchtitan --tp-overlap) ; all=$(o_step --stack megatron-core --tp-overlap) ; allnone=$(o_step --stack megatron-core)
+cur=train-tp-overlap-share
+if awk -v n="$none" -v p="$part" -v a="$all" -v an="$allnone" 'BEGIN { exit !(a > 0 && p < n && (n - p) < 0.6 * (an - a)) }'; then ok; else bad "torchtitan $none -> $part s, megatron-core $allnone -> $all s"; fi
+run 0 train-tp-overlap-shown -- train --model llama-3-70b --cluster grand-teton-h100 --nodes 4 --tp 8 --dp 4 --sp --zero 3 --global-batch 16 --recompute full --stack torchtitan --tp-overlap --json
+has '"tp_overlap_hidden": 0.41'
+printf 'display = "x";\nversion = "1";\nsource = "s";\ntp_overlap = { hidden = 1.5; };\n' >"$tmp/bad-tpo.cfg"
+run 1 train-stack-bad-tp-overlap -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-tpo.cfg"
+has 'bad-tpo.cfg:4: hidden'
+quiet
 # ZeRO-3 per module (DeepSpeed): a profile must give its sizes; the report
 # names them (Hugging Face's "auto": 0.9 h^2 prefetch for Llama 2 7B's
 # h = 4096); a live budget too small to prefetch anything is slower, and
