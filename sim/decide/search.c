@@ -413,6 +413,11 @@ int search_train_exp(const exp_train *x, const exp_loader *ld, int simulate,
         return -1;
     }
     stack_ask_attention(&env->stack, x->attention_kernel);
+    if (train_attention_check(&env->stack, &env->cc, env->t->gpu,
+                              x->plan.flash_attn, e)) {
+        exp_env_free(env);
+        return -1;
+    }
     train_input in = {.m = &env->m, .plan = &x->plan, .t = env->t,
                       .routes = env->routes,
                       .gpu = env->t->gpu, .cost = &env->cc, .coll = &env->kc,

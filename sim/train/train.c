@@ -1291,6 +1291,17 @@ static void dp_cost(ctx *c, double params, double *reduce, double *gather,
     }
 }
 
+int train_attention_check(const stack_spec *st, const cost_calib *cc,
+                          const gpu_spec *g, bool flash, llm_err *e)
+{
+    if (!st || !st->attention_asked || !flash ||
+        cost_attn_kernel_find(cc, st->attention[0]))
+        return 0;
+    return err_set(e, "--attention-kernel %s: calib/attention-kernels.tsv "
+                      "has no row for it on %s (sm %d)",
+                   st->attention[0], g->name, g->sm);
+}
+
 void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
                      double hbm_per_wire, double mem_frac, double compute_s,
                      double comm_s, train_interference *out)
@@ -1793,12 +1804,10 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
     c->p_own.bucket_bytes =
         stack_bucket_bytes(c->st, p->bucket_bytes, p->dp * p->cp,
                            mem_grad_bytes_per_param(p));
+    if (train_attention_check(c->st, in->cost, in->gpu, p->flash_attn, e))
+        return -1;
     for (int i = 0; i < c->st->nattention && !c->attn_k; i++)
         c->attn_k = cost_attn_kernel_find(in->cost, c->st->attention[i]);
-    if (!c->attn_k && c->st->attention_asked && p->flash_attn)
-        return err_set(e, "--attention-kernel %s: calib/attention-kernels.tsv "
-                          "has no row for it on %s (sm %d)",
-                       c->st->attention[0], in->gpu->name, in->gpu->sm);
     c->attn_dt = c->head_dt = c->dt;
     if (c->dt == DT_FP8) {
         c->head_dt = plan_act_dtype(p);

@@ -684,6 +684,9 @@ has 'attention fa2;'
 run 1 train-attention-kernel-missing -- train --model mpt-1b --cluster dgx-a100 --stack llm-foundry --dp 8 --global-batch 16 --zero 3 --attention-kernel fa3
 quiet
 has '^llmsim train: --attention-kernel fa3: calib/attention-kernels.tsv has no row for it on a100-sxm-80gb \(sm 80\)$'
+run 1 search-attention-kernel-missing -- search --model llama-2-7b --cluster dgx-a100 --global-batch 64 --attention-kernel fa3
+quiet
+has '^llmsim search: --attention-kernel fa3: calib/attention-kernels.tsv has no row for it on a100-sxm-80gb \(sm 80\)$'
 run 1 train-attention-kernel-long -- train --model mpt-1b --cluster dgx-a100 --attention-kernel abcdefghijklmnopq
 quiet
 has 'attention-kernel.*at most 15 characters'
