@@ -8,7 +8,9 @@
 #include "cli/cmd.h"
 #include "cost/cost.h"
 #include "base/util.h"
+#include "model/stack.h"
 #include "report/rkernel.h"
+#include "train/train.h"
 
 static const char usage[] =
     "usage: llmsim kernel --gpu NAME OP [--dtype D] [--tp N] [--fallback F]\n"
@@ -21,7 +23,10 @@ static const char usage[] =
     "                         --tp N splits N over N GPUs (column parallel)\n"
     "  --attention prefill|decode --batch B --heads H [--kv-heads H]\n"
     "                         --head-dim D --seq S [--q-len Q] [--causal]\n"
-    "                         [--no-flash]\n"
+    "                         [--no-flash] [--attention-kernel NAME]\n"
+    "                         [--backward]\n"
+    "                         (a fused kernel of calib/attention-kernels.tsv\n"
+    "                         at its own rates, forward or backward)\n"
     "  --norm RxC  --softmax RxC  --embedding RxC (rows x columns)\n"
     "  --elementwise N [--reads R] [--writes W] [--activation] [--row C]\n"
     "  --rope TxC             rotary embedding of T tokens, C elements of\n"
@@ -44,7 +49,7 @@ enum {
     K_GPU = 300, K_GEMM, K_ATTN, K_NORM, K_SOFTMAX, K_EMB, K_ELEM, K_OPT,
     K_MEMCPY, K_DTYPE, K_TP, K_BATCH, K_HEADS, K_KVH, K_HD, K_SEQ, K_QLEN,
     K_CAUSAL, K_NOFLASH, K_READS, K_WRITES, K_ACT, K_BYTES, K_FALLBACK, K_JSON,
-    K_CALIB, K_ROPE, K_ROW
+    K_CALIB, K_ROPE, K_ROW, K_AKERNEL, K_BACKWARD
 };
 
 static int dims(const char *opt, const char *s, double *v, int n, llm_err *e)
@@ -67,6 +72,7 @@ static int dims(const char *opt, const char *s, double *v, int n, llm_err *e)
 typedef struct kopts {
     cost_op op;
     const char *gpu, *calib;
+    const char *attn_kernel; /* --attention-kernel NAME */
     int have_op, json;
     unsigned fallbacks;
     int tp;
@@ -143,6 +149,14 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case K_QLEN: return num("--q-len", v, 1, &op->q_len, e);
     case K_CAUSAL: op->causal = true; return 0;
     case K_NOFLASH: op->flash = false; return 0;
+    case K_AKERNEL:
+        if (strlen(v) >= sizeof ((stack_spec *)0)->attention[0])
+            return err_set(e, "--attention-kernel: \"%s\" is too long "
+                              "(expected a name of calib/attention-kernels.tsv)",
+                           v);
+        o->attn_kernel = v;
+        return 0;
+    case K_BACKWARD: op->backward = true; return 0;
     case K_READS: if (num("--reads", v, 1, &x, e)) return -1; op->reads = (int)x; return 0;
     case K_WRITES: if (num("--writes", v, 1, &x, e)) return -1; op->writes = (int)x; return 0;
     case K_ACT: op->mem = MEM_ACTIVATION; return 0;
@@ -176,7 +190,9 @@ static int parse(int argc, char **argv, kopts *o, llm_err *e)
         {"rope", 1, 0, K_ROPE}, {"row", 1, 0, K_ROW},
         {"writes", 1, 0, K_WRITES}, {"activation", 0, 0, K_ACT},
         {"bytes", 1, 0, K_BYTES}, {"fallback", 1, 0, K_FALLBACK},
-        {"json", 0, 0, K_JSON}, {"calib", 1, 0, K_CALIB}, {0, 0, 0, 0},
+        {"json", 0, 0, K_JSON}, {"calib", 1, 0, K_CALIB},
+        {"attention-kernel", 1, 0, K_AKERNEL}, {"backward", 0, 0, K_BACKWARD},
+        {0, 0, 0, 0},
     };
     if (cmd_getopt("kernel", argc, argv, opts, parse_one, o, e))
         return -1;
@@ -207,6 +223,9 @@ static int parse(int argc, char **argv, kopts *o, llm_err *e)
             op->q_len = op->kind == OP_ATTN_DECODE ? 1 : op->kv_len;
         if (op->batch <= 0)
             op->batch = 1;
+    } else if (o->attn_kernel || op->backward) {
+        return err_set(e, "--attention-kernel and --backward go with "
+                          "--attention");
     }
     if ((op->kind == OP_MEMCPY_H2D || op->kind == OP_MEMCPY_D2H) &&
         op->bytes <= 0)
@@ -238,6 +257,14 @@ static int run(int argc, char **argv, llm_err *e)
         return EXIT_BAD_INPUT;
     }
     band_table bands = {0};
+    if (o.attn_kernel) {
+        /* the one check train and search make (train/train.h) */
+        stack_spec st = stack_defaults();
+        stack_ask_attention(&st, o.attn_kernel);
+        if (train_attention_check(&st, &c, g, o.op.flash, e))
+            goto out;
+        o.op.attn_kernel = cost_attn_kernel_find(&c, o.attn_kernel);
+    }
     o.op.explain = true; /* the report names the rows used */
     if (cost_predict(&c, g, &o.op, o.fallbacks, &r, e) ||
         cfg_load_bands(cfg_datadir(), &bands, e))

@@ -687,6 +687,19 @@ has '^llmsim train: --attention-kernel fa3: calib/attention-kernels.tsv has no r
 run 1 search-attention-kernel-missing -- search --model llama-2-7b --cluster dgx-a100 --global-batch 64 --attention-kernel fa3
 quiet
 has '^llmsim search: --attention-kernel fa3: calib/attention-kernels.tsv has no row for it on a100-sxm-80gb \(sm 80\)$'
+# kernel --attention-kernel: the pre-MLIR Triton kernel does the whole causal
+# square (twice FA2's FLOPs at 8k); --backward is the backward pass
+k_time() { $L kernel --gpu a100-sxm-80gb --attention prefill --causal --heads 32 --head-dim 128 --seq 8192 "$@" --json | sed -n 's/^  "\(flops\|time_s\)": \([0-9.e+-]*\).*/\2/p' | tr '\n' ' '; }
+kt=$(k_time --attention-kernel fa-triton) ; kf=$(k_time --attention-kernel fa2) ; kb=$(k_time --attention-kernel fa2 --backward)
+cur=kernel-attention-kernel
+if echo "$kt $kf $kb" | awk 'function near(a, b) { return a > b * 0.999999 && a < b * 1.000001 }
+    { exit !($4 > 0 && near($2, 2 * $4) && $1 > 1.5 * $3 && near($6, 2.5 * $4) && $5 > $3) }'; then ok; else bad "time_s flops: fa-triton $kt, fa2 $kf, fa2 backward $kb"; fi
+run 1 kernel-attention-kernel-missing -- kernel --gpu a100-sxm-80gb --attention prefill --heads 32 --head-dim 128 --seq 4096 --attention-kernel fa3
+quiet
+has '^llmsim kernel: --attention-kernel fa3: calib/attention-kernels.tsv has no row for it on a100-sxm-80gb \(sm 80\)$'
+run 1 kernel-backward-needs-attention -- kernel --gpu a100-sxm-80gb --gemm 64x64x64 --backward
+quiet
+has 'go with --attention'
 run 1 train-attention-kernel-long -- train --model mpt-1b --cluster dgx-a100 --attention-kernel abcdefghijklmnopq
 quiet
 has 'attention-kernel.*at most 15 characters'
