@@ -41,8 +41,6 @@ void cost_calib_free(cost_calib *c)
     memset(c, 0, sizeof *c);
 }
 
-/* Linear interpolation at x over (xs, ys) with GSL, clamped to the ends so
- * that values never leave the range of their neighbours. */
 /* Between two grid values a step apart: linear, unless the second is
  * more than 1 + ln 4 times the first, where a linear efficiency would
  * outgrow the work of a 4x step and make more work take less time; there
@@ -56,20 +54,8 @@ static double blend(double a, double b, double w)
     return a + w * (b - a);
 }
 
-/* A grid row along k, blended between its bracketing values. */
-static double grid_interp1(const double *xs, const double *ys, int n, double x)
-{
-    if (n == 1 || x <= xs[0])
-        return ys[0];
-    if (x >= xs[n - 1])
-        return ys[n - 1];
-    int i = 0;
-    while (i + 2 < n && xs[i + 1] <= x)
-        i++;
-    double span = xs[i + 1] - xs[i];
-    return blend(ys[i], ys[i + 1], span > 0 ? (x - xs[i]) / span : 0);
-}
-
+/* Linear interpolation at x over (xs, ys) with GSL, clamped to the ends so
+ * that values never leave the range of their neighbours. */
 static double interp1(const double *xs, const double *ys, int n, double x)
 {
     if (n == 1 || x <= xs[0])
@@ -84,7 +70,7 @@ static double interp1(const double *xs, const double *ys, int n, double x)
     return y;
 }
 
-/* Trilinear in log2 space: interpolate along k for the bracketing (m, n)
+/* In log2 space, blended (blend) along k for the bracketing (m, n)
  * corners, then along n, then along m. */
 double cost_grid_eff(const cost_grid *g, double m, double n, double k)
 {
@@ -106,13 +92,13 @@ double cost_grid_eff(const cost_grid *g, double m, double n, double k)
         if (w[d] > 1)
             w[d] = 1;
     }
-    /* along k with GSL for each of the 4 (m, n) corners */
+    /* along k for each of the 4 (m, n) corners */
     double corner[2][2];
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++) {
             int im = a ? hi[0] : lo[0], in = b ? hi[1] : lo[1];
             const double *row = g->eff + ((size_t)im * g->nn + in) * g->nk;
-            corner[a][b] = grid_interp1(g->lk, row, g->nk, x[2]);
+            corner[a][b] = blend(row[lo[2]], row[hi[2]], w[2]);
         }
     double e0 = blend(corner[0][0], corner[0][1], w[1]);
     double e1 = blend(corner[1][0], corner[1][1], w[1]);
