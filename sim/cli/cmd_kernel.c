@@ -8,9 +8,7 @@
 #include "cli/cmd.h"
 #include "cost/cost.h"
 #include "base/util.h"
-#include "model/stack.h"
 #include "report/rkernel.h"
-#include "train/train.h"
 
 static const char usage[] =
     "usage: llmsim kernel --gpu NAME OP [--dtype D] [--tp N] [--fallback F]\n"
@@ -150,7 +148,7 @@ static int parse_one(void *ctx, int ch, const char *v, llm_err *e)
     case K_CAUSAL: op->causal = true; return 0;
     case K_NOFLASH: op->flash = false; return 0;
     case K_AKERNEL:
-        if (strlen(v) >= sizeof ((stack_spec *)0)->attention[0])
+        if (strlen(v) >= sizeof ((cost_calib *)0)->attn_k[0].name)
             return err_set(e, "--attention-kernel: \"%s\" is too long "
                               "(expected a name of calib/attention-kernels.tsv)",
                            v);
@@ -257,14 +255,9 @@ static int run(int argc, char **argv, llm_err *e)
         return EXIT_BAD_INPUT;
     }
     band_table bands = {0};
-    if (o.attn_kernel) {
-        /* the one check train and search make (train/train.h) */
-        stack_spec st = stack_defaults();
-        stack_ask_attention(&st, o.attn_kernel);
-        if (train_attention_check(&st, &c, g, o.op.flash, e))
-            goto out;
-        o.op.attn_kernel = cost_attn_kernel_find(&c, o.attn_kernel);
-    }
+    if (o.attn_kernel && o.op.flash &&
+        (o.op.attn_kernel = cost_attn_kernel_need(&c, g, o.attn_kernel, e)) < 0)
+        goto out;
     o.op.explain = true; /* the report names the rows used */
     if (cost_predict(&c, g, &o.op, o.fallbacks, &r, e) ||
         cfg_load_bands(cfg_datadir(), &bands, e))

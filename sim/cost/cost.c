@@ -26,6 +26,17 @@ int cost_attn_kernel_find(const cost_calib *c, const char *name)
     return 0;
 }
 
+int cost_attn_kernel_need(const cost_calib *c, const gpu_spec *g,
+                          const char *name, llm_err *e)
+{
+    int i = cost_attn_kernel_find(c, name);
+    if (i == 0)
+        return err_set(e, "--attention-kernel %s: calib/attention-kernels.tsv "
+                          "has no row for it on %s (sm %d)",
+                       name, g->name, g->sm);
+    return i;
+}
+
 void cost_calib_free(cost_calib *c)
 {
     for (int d = 0; d < DT_COUNT; d++) {

@@ -146,6 +146,11 @@ double cost_tensor_load(const cost_calib *c, dtype d);
  * when the GPU has no row for it. */
 int cost_attn_kernel_find(const cost_calib *c, const char *name);
 
+/* The same for a kernel a run named (--attention-kernel): its 1 + index,
+ * or -1 with an error naming the kernel and g's compute capability. */
+int cost_attn_kernel_need(const cost_calib *c, const gpu_spec *g,
+                          const char *name, llm_err *e);
+
 typedef struct cost_result {
     double flops, bytes;
     double compute_s, memory_s; /* roofline terms */

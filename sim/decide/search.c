@@ -413,8 +413,9 @@ int search_train_exp(const exp_train *x, const exp_loader *ld, int simulate,
         return -1;
     }
     stack_ask_attention(&env->stack, x->attention_kernel);
-    if (train_attention_check(&env->stack, &env->cc, env->t->gpu,
-                              x->plan.flash_attn, e)) {
+    if (x->attention_kernel[0] && x->plan.flash_attn &&
+        cost_attn_kernel_need(&env->cc, env->t->gpu, x->attention_kernel,
+                              e) < 0) {
         exp_env_free(env);
         return -1;
     }

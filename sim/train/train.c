@@ -1291,17 +1291,6 @@ static void dp_cost(ctx *c, double params, double *reduce, double *gather,
     }
 }
 
-int train_attention_check(const stack_spec *st, const cost_calib *cc,
-                          const gpu_spec *g, bool flash, llm_err *e)
-{
-    if (!st || !st->attention_asked || !flash ||
-        cost_attn_kernel_find(cc, st->attention[0]))
-        return 0;
-    return err_set(e, "--attention-kernel %s: calib/attention-kernels.tsv "
-                      "has no row for it on %s (sm %d)",
-                   st->attention[0], g->name, g->sm);
-}
-
 void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
                      double hbm_per_wire, double mem_frac, double compute_s,
                      double comm_s, train_interference *out)
@@ -1804,7 +1793,9 @@ static int ctx_init(ctx *c, const train_input *in, llm_err *e)
     c->p_own.bucket_bytes =
         stack_bucket_bytes(c->st, p->bucket_bytes, p->dp * p->cp,
                            mem_grad_bytes_per_param(p));
-    if (train_attention_check(c->st, in->cost, in->gpu, p->flash_attn, e))
+    if (c->st->attention_asked && p->flash_attn &&
+        (c->attn_k = cost_attn_kernel_need(in->cost, in->gpu,
+                                           c->st->attention[0], e)) < 0)
         return -1;
     for (int i = 0; i < c->st->nattention && !c->attn_k; i++)
         c->attn_k = cost_attn_kernel_find(in->cost, c->st->attention[i]);

@@ -192,11 +192,6 @@ void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
 
 int train_simulate(const train_input *in, train_result *r, llm_err *e);
 
-/* A run that named its attention kernel (--attention-kernel) on a GPU
- * whose compute capability has no row for it in
- * calib/attention-kernels.tsv: an error, before any plan is priced. */
-int train_attention_check(const stack_spec *st, const cost_calib *cc,
-                          const gpu_spec *g, bool flash, llm_err *e);
 
 /* Data-parallel bytes one GPU sends per step for its Ψ parameters (ring
  * algorithms): all-reduce 2Ψ(n-1)/n; ZeRO-1/2 reduce-scatter + all-gather,
