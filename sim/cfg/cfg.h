@@ -74,6 +74,10 @@ int cfg_load_coll_calib_keys(const char *datadir, const cfg_coll_keys *keys,
  * closest calibrated GPU's (named in derived_from). */
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
                         const gpu_spec *g, cost_calib *c, llm_err *e);
+/* The ratios and tile sizes of calib/kernels.tsv for GPU `gpu` (its rows,
+ * else the '*' rows) into c; cfg_load_cost_calib reads them too. */
+int cfg_load_kernel_ratios(const char *datadir, const char *gpu,
+                           cost_calib *c, llm_err *e);
 /* The tables of one directory, measured on `src` (all: also attention.tsv
  * and launch.tsv). */
 int cfg_load_cost_dir(const char *dir, const gpu_spec *src, bool all,

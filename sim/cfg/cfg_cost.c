@@ -506,6 +506,22 @@ static int load_memk(const char *datadir, const gpu_spec *g, cost_calib *cc,
     return cfg_keyed_load(p, g->name, want, MEM_KIND_COUNT * PER, e);
 }
 
+int cfg_load_kernel_ratios(const char *datadir, const char *gpu,
+                           cost_calib *cc, llm_err *e)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/calib/kernels.tsv", datadir);
+    const cfg_key want[] = {
+        {"flash_bwd_over_fwd", 0.1, 100, "ratio", &cc->flash_bwd_ratio,
+         cc->flash_bwd_source, sizeof cc->flash_bwd_source},
+        {"dropout_mask_bytes", 0.125, 8, "bytes", &cc->dropout_mask_bytes,
+         NULL, 0},
+        {"gemm_tile_rows", 0, 1024, "rows", &cc->gemm_tile_rows, NULL, 0},
+        {"gemm_small_rows", 0, 1024, "rows", &cc->gemm_small_rows, NULL, 0},
+    };
+    return cfg_keyed_load(p, gpu, want, 4, e);
+}
+
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
                         const gpu_spec *g, cost_calib *cc, llm_err *e)
 {
@@ -524,14 +540,6 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
     snprintf(cc->gpu, sizeof cc->gpu, "%s", g->name);
     if (src != g)
         snprintf(cc->derived_from, sizeof cc->derived_from, "%s", src->name);
-    char p[PATH_MAX];
-    snprintf(p, sizeof p, "%s/calib/kernels.tsv", datadir);
-    const cfg_key want[] = {
-        {"flash_bwd_over_fwd", 0.1, 100, "ratio", &cc->flash_bwd_ratio,
-         cc->flash_bwd_source, sizeof cc->flash_bwd_source},
-        {"dropout_mask_bytes", 0.125, 8, "bytes", &cc->dropout_mask_bytes,
-         NULL, 0},
-    };
     char q[PATH_MAX];
     snprintf(q, sizeof q, "%s/calib/training-load.tsv", datadir);
     const cfg_key load[] = {
@@ -540,7 +548,7 @@ int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,
         {"tensor_fp8", 0.3, 1, "fraction", &cc->train_tensor_fp8, NULL, 0},
     };
     if (pcie_eff(datadir, g, &cc->pcie_eff, e) ||
-        cfg_keyed_load(p, g->name, want, 2, e) ||
+        cfg_load_kernel_ratios(datadir, g->name, cc, e) ||
         cfg_keyed_load(q, g->name, load, 2, e) ||
         load_memk(datadir, g, cc, e) ||
         load_attn_kernels(datadir, g, cc, e)) {

@@ -60,9 +60,12 @@ static int push(points *s, fit_point x)
     return 0;
 }
 
-/* The shapes of one Vidur row (a layer of a Llama model at TP tp). */
+/* The shapes of one Vidur row (a layer of a Llama model at TP tp); a
+ * GEMM's point is the GEMM its kernel computes, m padded to whole tiles
+ * (kr's calib/kernels.tsv gemm_tile_rows; kr NULL: as measured), so the fit
+ * and cost.c's pricing agree. */
 static void row_points(const tsv *t, int r, const int *col, const int *opc,
-                       points *gemm, points *mem)
+                       const cost_calib *kr, points *gemm, points *mem)
 {
     double M = atof(tsv_get(t, r, col[0])), tp = atof(tsv_get(t, r, col[1]));
     double heads = atof(tsv_get(t, r, col[2])), kv = atof(tsv_get(t, r, col[3]));
@@ -79,7 +82,10 @@ static void row_points(const tsv *t, int r, const int *col, const int *opc,
             continue;
         fit_point x = {.op = o, .t_s = ms * 1e-3, .tokens = M};
         if (o < NGEMM) {
-            x.m = shape[o][0], x.n = shape[o][1], x.k = shape[o][2];
+            x.m = kr ? cost_gemm_rows(shape[o][0], kr->gemm_tile_rows,
+                                      kr->gemm_small_rows)
+                     : shape[o][0];
+            x.n = shape[o][1], x.k = shape[o][2];
             x.flops = 2 * x.m * x.n * x.k;
             x.bytes = 2 * (x.m * x.k + x.k * x.n + x.m * x.n);
             push(gemm, x);
@@ -114,8 +120,8 @@ static int name_order(const struct dirent **a, const struct dirent **b)
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-static int load_traces(const char *dir, points *gemm, points *mem, int *files,
-                       llm_err *e)
+static int load_traces(const char *dir, const cost_calib *kr, points *gemm,
+                       points *mem, int *files, llm_err *e)
 {
     struct dirent **names;
     int n = scandir(dir, &names, is_tsv, name_order);
@@ -144,7 +150,7 @@ static int load_traces(const char *dir, points *gemm, points *mem, int *files,
             rc = (opc[o] = tsv_col(&t, name, e)) < 0 ? -1 : 0;
         }
         for (int r = 0; rc == 0 && r < t.rows; r++)
-            row_points(&t, r, col, opc, gemm, mem);
+            row_points(&t, r, col, opc, kr, gemm, mem);
         tsv_free(&t);
         (*files)++;
     }
@@ -720,7 +726,11 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
     char dir[PATH_MAX], odir[PATH_MAX], p[PATH_MAX + 32];
     snprintf(dir, sizeof dir, "%s/%s", traces, shortname);
     points gemm = {0}, mem = {0};
-    int files = 0, rc = load_traces(dir, &gemm, &mem, &files, e);
+    cost_calib kr;
+    memset(&kr, 0, sizeof kr);
+    int files = 0;
+    int rc = cfg_load_kernel_ratios(cfg_datadir(), gpu, &kr, e) ||
+             load_traces(dir, &kr, &gemm, &mem, &files, e);
     gemm_fit gf;
     mem_fit mf[MEM_KIND_COUNT];
     if (rc == 0)
@@ -771,10 +781,10 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
     if (rc == 0) {
         printf("%s (%s): GEMM emax %.3f of %.0f TFLOP/s, half efficiency at "
                "m %.0f, n %.0f, k %.0f;\n  weights stream at %.3f of %.0f GB/s, "
-               "%.2f us per GEMM kernel; streaming kernels: %.3f of the bandwidth, fixed cost "
+               "%.2f us per GEMM kernel (smooth max p %.1f); streaming kernels: %.3f of the bandwidth, fixed cost "
                "%.2f us\n",
                gpu, shortname, gf.emax, g->peak_flops[DT_FP16] / 1e12, gf.m0,
-               gf.n0, gf.k0, gf.em, g->mem_bw_Bps / 1e9, gf.t0 * 1e6, mf[0].emax,
+               gf.n0, gf.k0, gf.em, g->mem_bw_Bps / 1e9, gf.t0 * 1e6, gf.p, mf[0].emax,
                mf[0].b0 / (g->mem_bw_Bps * mf[0].emax) * 1e6);
         cost_calib c;
         memset(&c, 0, sizeof c);
@@ -975,7 +985,7 @@ static int fit_memory_kernels(const char *traces, const char *out,
         points gemm = {0};
         int nf = 0;
         mg[ng].g = g;
-        rc = load_traces(dir, &gemm, &mg[ng].mem, &nf, e) ||
+        rc = load_traces(dir, NULL, &gemm, &mg[ng].mem, &nf, e) ||
              cfg_load_cost_dir(odir, g, false, &cc[ng], e);
         free(gemm.p);
         if (rc) {

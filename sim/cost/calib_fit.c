@@ -11,9 +11,8 @@ static double logit(double p) { return log(p / (1 - p)); }
 
 /* p-norm as a smooth max of the two roofline terms (p = 8: within 9% of
  * max() where they are equal, exact far from it) */
-static double smax(double a, double b)
+static double smax(double a, double b, double p)
 {
-    const double p = 8;
     double m = a > b ? a : b;
     return m * pow(pow(a / m, p) + pow(b / m, p), 1 / p);
 }
@@ -22,7 +21,9 @@ double gemm_fit_time(const gemm_fit *f, const gpu_spec *g, double peak,
                      double m, double n, double k, double flops, double bytes)
 {
     double ec = f->emax * m / (m + f->m0) * n / (n + f->n0) * k / (k + f->k0);
-    return smax(flops / (peak * ec), bytes / (g->mem_bw_Bps * f->em)) + f->t0;
+    return smax(flops / (peak * ec), bytes / (g->mem_bw_Bps * f->em),
+                f->p > 0 ? f->p : 8) +
+           f->t0;
 }
 
 double mem_fit_time(const mem_fit *f, const gpu_spec *g, double bytes)
@@ -45,6 +46,7 @@ static void gemm_params(const gsl_vector *x, gemm_fit *f)
     f->k0 = exp(gsl_vector_get(x, 3));
     f->em = sigm(gsl_vector_get(x, 4));
     f->t0 = exp(gsl_vector_get(x, 5));
+    f->p = 1 + exp(gsl_vector_get(x, 6));
 }
 
 static int gemm_res(const gsl_vector *x, void *data, gsl_vector *r)
@@ -105,12 +107,12 @@ int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
     if (n < 7)
         return err_set(e, "%d GEMM measurements: too few to fit 6 parameters", n);
     ctx c = {p, n, g, peak};
-    gsl_vector *x = gsl_vector_alloc(6);
+    gsl_vector *x = gsl_vector_alloc(7);
     /* start: 80% of peak, half-efficiency at 64 along each dimension, 80%
      * of the bandwidth, 2 us per kernel */
-    double x0[6] = {logit(0.8), log(64), log(64), log(64), logit(0.8),
-                    log(2e-6)};
-    for (int i = 0; i < 6; i++)
+    double x0[7] = {logit(0.8), log(64), log(64), log(64), logit(0.8),
+                    log(2e-6), log(7)};
+    for (int i = 0; i < 7; i++)
         gsl_vector_set(x, (size_t)i, x0[i]);
     int rc = solve(gemm_res, &c, x, e);
     gemm_params(x, out);

@@ -27,6 +27,7 @@ typedef struct fit_point {
 
 typedef struct gemm_fit {
     double emax, m0, n0, k0, em, t0;
+    double p; /* sharpness of the smooth max (0: 8) */
     int n;
 } gemm_fit;
 

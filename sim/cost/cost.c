@@ -81,39 +81,60 @@ static double interp1(const double *xs, const double *ys, int n, double x)
     return y;
 }
 
+/* Where x (log2) falls on axis ax of n points: the bracketing indices and
+ * the weight of the upper one, clamped to the ends. */
+static void bracket(const double *ax, int n, double x, int *lo, int *hi,
+                    double *w)
+{
+    int i = 0;
+    while (i + 1 < n && ax[i + 1] <= x)
+        i++;
+    *lo = i;
+    *hi = i + 1 < n ? i + 1 : i;
+    double span = ax[*hi] - ax[*lo];
+    *w = span > 0 ? (x - ax[*lo]) / span : 0;
+    if (*w < 0)
+        *w = 0;
+    if (*w > 1)
+        *w = 1;
+}
+
+/* A grid's point of view at fixed (n, k): their brackets and weights. */
+typedef struct grid_nk {
+    int lo[2], hi[2]; /* n, k */
+    double w[2];
+} grid_nk;
+
+static grid_nk grid_at_nk(const cost_grid *g, double n, double k)
+{
+    grid_nk a;
+    bracket(g->ln, g->nn, log2(n), &a.lo[0], &a.hi[0], &a.w[0]);
+    bracket(g->lk, g->nk, log2(k), &a.lo[1], &a.hi[1], &a.w[1]);
+    return a;
+}
+
+/* The efficiency at m index im and a's (n, k): blended along k for the
+ * two bracketing n, then along n. */
+static double grid_column(const cost_grid *g, const grid_nk *a, int im)
+{
+    double e[2];
+    for (int b = 0; b < 2; b++) {
+        int in = b ? a->hi[0] : a->lo[0];
+        const double *row = g->eff + ((size_t)im * g->nn + in) * g->nk;
+        e[b] = blend(row[a->lo[1]], row[a->hi[1]], a->w[1]);
+    }
+    return blend(e[0], e[1], a->w[0]);
+}
+
 /* In log2 space, blended (blend) along k for the bracketing (m, n)
  * corners, then along n, then along m. */
 double cost_grid_eff(const cost_grid *g, double m, double n, double k)
 {
-    double x[3] = {log2(m), log2(n), log2(k)};
-    int lo[3], hi[3];
-    double w[3];
-    const double *ax[3] = {g->lm, g->ln, g->lk};
-    const int nx[3] = {g->nm, g->nn, g->nk};
-    for (int d = 0; d < 3; d++) {
-        int i = 0;
-        while (i + 1 < nx[d] && ax[d][i + 1] <= x[d])
-            i++;
-        lo[d] = i;
-        hi[d] = i + 1 < nx[d] ? i + 1 : i;
-        double span = ax[d][hi[d]] - ax[d][lo[d]];
-        w[d] = span > 0 ? (x[d] - ax[d][lo[d]]) / span : 0;
-        if (w[d] < 0)
-            w[d] = 0;
-        if (w[d] > 1)
-            w[d] = 1;
-    }
-    /* along k for each of the 4 (m, n) corners */
-    double corner[2][2];
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++) {
-            int im = a ? hi[0] : lo[0], in = b ? hi[1] : lo[1];
-            const double *row = g->eff + ((size_t)im * g->nn + in) * g->nk;
-            corner[a][b] = blend(row[lo[2]], row[hi[2]], w[2]);
-        }
-    double e0 = blend(corner[0][0], corner[0][1], w[1]);
-    double e1 = blend(corner[1][0], corner[1][1], w[1]);
-    return blend(e0, e1, w[0]);
+    grid_nk a = grid_at_nk(g, n, k);
+    int lo, hi;
+    double w;
+    bracket(g->lm, g->nm, log2(m), &lo, &hi, &w);
+    return blend(grid_column(g, &a, lo), grid_column(g, &a, hi), w);
 }
 
 /* A kind without its own curve streams like an elementwise kernel. */
@@ -222,9 +243,79 @@ static void note(cost_result *r, const char *fmt, const char *a, double x)
     snprintf(r->calibration + l, sizeof r->calibration - l, fmt, a, x);
 }
 
-/* A GEMM: its efficiency from the dtype's (m, n, k) grid. */
+double cost_gemm_rows(double m, double tile_rows, double small_rows)
+{
+    if (tile_rows <= 0 || m <= 0)
+        return m;
+    if (m <= small_rows)
+        return small_rows;
+    return ceil(m / tile_rows) * tile_rows;
+}
+
+static double roof_s(double flops, double bytes, double peak, double bw)
+{
+    double c = flops / peak, m = bytes / bw;
+    return c > m ? c : m;
+}
+
+/* The grid along m at one (n, k): its columns computed once each (a GEMM's
+ * running max over tile counts looks up a few m points many times). */
+typedef struct grid_m {
+    const cost_grid *g;
+    grid_nk at;
+    int idx[8];
+    double eff[8];
+    int n;
+} grid_m;
+
+static double grid_m_column(grid_m *c, int im)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->idx[i] == im)
+            return c->eff[i];
+    double e = grid_column(c->g, &c->at, im);
+    if (c->n < 8) {
+        c->idx[c->n] = im;
+        c->eff[c->n++] = e;
+    }
+    return e;
+}
+
+static double grid_m_eff(grid_m *c, double m)
+{
+    int lo, hi;
+    double w;
+    bracket(c->g->lm, c->g->nm, log2(m), &lo, &hi, &w);
+    return blend(grid_m_column(c, lo), grid_m_column(c, hi), w);
+}
+
+/* Seconds the grid gives a GEMM of op's shape computed as `rows` rows. */
+static double rows_time_s(grid_m *gm, const cost_op *op, dtype d,
+                          double rows, double peak, double bw)
+{
+    cost_op x = *op;
+    x.m = rows;
+    double fl, by;
+    gemm_work(&x, d, &fl, &by);
+    double eff = grid_m_eff(gm, rows * (op->batch > 1 ? op->batch : 1));
+    return roof_s(fl, by, peak, bw) / (eff > 0 ? eff : 1e-3);
+}
+
+/* How far back along m price_gemm's running max looks, in tiles (2,048
+ * rows): the grid's dips lie past its points, where the efficiency rises
+ * fastest, and past 16 tiles it has flattened (test_cost.c checks every
+ * catalog GPU in steps of 8 rows, and by doubling to 16,384). */
+#define TILE_LOOKBACK 16
+
+/* A GEMM: its efficiency from the dtype's (m, n, k) grid, which prices
+ * the GEMM the kernel runs: m padded to whole tiles of rows
+ * (cost_gemm_rows), so a GEMM just past a tile boundary takes the next
+ * tile's time; and never less than a GEMM of fewer tiles takes (the
+ * grid's interpolation between its points can dip where the efficiency
+ * grows fast along m).  Its efficiency is over the op's own roofline. */
 static int price_gemm(const cost_calib *c, const cost_op *op, dtype d,
-                      cost_result *r, double *eff, llm_err *e)
+                      double peak, double bw, cost_result *r, double *eff,
+                      llm_err *e)
 {
     gemm_work(op, d, &r->flops, &r->bytes);
     const cost_grid *gr = &c->gemm[d];
@@ -233,13 +324,30 @@ static int price_gemm(const cost_calib *c, const cost_op *op, dtype d,
     if (gr->nm == 0)
         return err_set(e, "no GEMM table for %s in %s", dtype_name(d),
                        c->dir);
+    double tile = c->gemm_tile_rows, small = c->gemm_small_rows;
+    double rows = cost_gemm_rows(op->m, tile, small);
+    grid_m gm = {.g = gr, .at = grid_at_nk(gr, op->n, op->k), .n = 0};
     /* a strided batch launches batch x the tiles of one GEMM, so it
-     * fills the GPU as one GEMM of batch x m rows would */
-    *eff = cost_grid_eff(gr, op->m * (op->batch > 1 ? op->batch : 1), op->n,
-                         op->k);
+     * fills the GPU as one GEMM of batch x m rows would (rows_time_s) */
+    double t = rows_time_s(&gm, op, d, rows, peak, bw);
+    if (tile > 0)
+        for (int i = 1; i <= TILE_LOOKBACK && rows - (i - 1) * tile > small;
+             i++) {
+            double q = rows - i * tile > small ? rows - i * tile : small;
+            double tq = rows_time_s(&gm, op, d, q, peak, bw);
+            t = tq > t ? tq : t;
+        }
+    double roof = roof_s(r->flops, r->bytes, peak, bw);
+    *eff = t > 0 && roof > 0 ? roof / t : 1;
     note(r, "gemm.tsv %s grid", gr == &c->gemm[d] ? dtype_name(d)
                                                     : "bf16 (nearest)", 0);
     note(r, " (%s) -> efficiency %.3f", gr->source, *eff);
+    if (rows > op->m) {
+        char m[32];
+        snprintf(m, sizeof m, "%.0f", op->m);
+        note(r, "; %s rows computed as %.0f (whole tiles of kernels.tsv "
+                "gemm_tile_rows)", m, rows);
+    }
     return 0;
 }
 
@@ -462,7 +570,7 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
     double peak = g->peak_flops[d], bw = g->mem_bw_Bps, eff = 1;
     switch (op->kind) {
     case OP_GEMM:
-        if (price_gemm(c, op, d, r, &eff, e))
+        if (price_gemm(c, op, d, peak, bw, r, &eff, e))
             return -1;
         break;
     case OP_ATTN_PREFILL:

@@ -118,6 +118,9 @@ typedef struct cost_calib {
     double flash_bwd_ratio;    /* FlashAttention backward / forward time */
     char flash_bwd_source[512];
     double dropout_mask_bytes; /* per element of the unfused dropout mask */
+    /* cuBLAS computes whole tiles of gemm_tile_rows rows once m is past
+     * gemm_small_rows (cost_gemm_rows); 0: m as it is */
+    double gemm_tile_rows, gemm_small_rows;
     /* calib/training-load.tsv: the fraction of these tables' tensor-core
      * throughput (GEMMs, fused attention) that a training run sustains,
      * 16-bit and FP8, fitted to published training runs (1 where none
@@ -177,6 +180,12 @@ const char *cost_kind_name(cost_kind k);
  * and the matching fallback is not allowed. */
 int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
                  unsigned fallbacks, cost_result *r, llm_err *e);
+
+/* The rows a GEMM kernel computes for m rows of output: cuBLAS covers m
+ * with whole tiles of `tile_rows` once m is past `small_rows` (below it,
+ * narrow-tile kernels whose padding measured times do not show); m as it
+ * is when tile_rows is 0. */
+double cost_gemm_rows(double m, double tile_rows, double small_rows);
 
 /* Interpolated GEMM efficiency (exposed for tests). */
 double cost_grid_eff(const cost_grid *g, double m, double n, double k);

@@ -144,7 +144,10 @@ static void test_decode_memory_bound(void **state)
     t += L * r.kernel_s;
     assert_int_equal(cost_predict(&c, g, &norm, 0, &r, &e), 0);
     t += (2 * L + 1) * r.kernel_s;
-    double stream = cost_grid_eff(&c.gemm[DT_FP16], 1, 65536, 65536);
+    /* the grid's efficiency for the rows a one-row GEMM is computed as
+     * (whole tiles: kernels.tsv gemm_small_rows) */
+    double rows = cost_gemm_rows(1, c.gemm_tile_rows, c.gemm_small_rows);
+    double stream = cost_grid_eff(&c.gemm[DT_FP16], rows, 65536, 65536);
     double want = weights / (g->mem_bw_Bps * stream);
     assert_close(t, want, 0.15);
     cost_calib_free(&c);
@@ -181,15 +184,15 @@ static void test_batched_gemm(void **state)
  * shortens its time, on every GPU of the catalog, in its 16-bit dtype and
  * in FP8 where it has it.  8 x 32-row expert GEMMs once took longer than 8
  * x 128 rows on A100 (874 vs 708 us): their bytes were priced at the
- * efficiency of one GEMM of 8 x m rows.  (A single GEMM is not covered: its
- * efficiency, interpolated in log-shape between grid points, can dip, e.g.
- * H100 1x1448x1024 7% faster than 1x1024x1024; issue 18's tile and wave
- * model is where that goes.) */
+ * efficiency of one GEMM of 8 x m rows.  (Along n and k a single GEMM is
+ * not covered: its efficiency, interpolated in log-shape between grid
+ * points, can dip, e.g. H100 1x1448x1024 faster than 1x1024x1024; along m
+ * test_gemm_tile_steps checks it.) */
 static double gemm_s(const cost_calib *c, const gpu_spec *g, dtype dt,
-                     double m, double n, double k)
+                     double m, double n, double k, double batch)
 {
     cost_op op = {.kind = OP_GEMM, .dt = dt, .m = m, .n = n, .k = k,
-                  .batch = 8};
+                  .batch = batch};
     cost_result r;
     llm_err e;
     assert_int_equal(cost_predict(c, g, &op, COST_FALLBACK_DTYPE, &r, &e), 0);
@@ -243,10 +246,10 @@ static void test_batched_gemm_monotone(void **state)
                 for (int z = 0; z < 3; z++)
                     for (double m = 1; m <= 16384; m *= 2) {
                         double n = nk[a], k = nk[z];
-                        double t = gemm_s(&c, g, dt, m, n, k);
-                        double up[3] = {gemm_s(&c, g, dt, 2 * m, n, k),
-                                        gemm_s(&c, g, dt, m, 2 * n, k),
-                                        gemm_s(&c, g, dt, m, n, 2 * k)};
+                        double t = gemm_s(&c, g, dt, m, n, k, 8);
+                        double up[3] = {gemm_s(&c, g, dt, 2 * m, n, k, 8),
+                                        gemm_s(&c, g, dt, m, 2 * n, k, 8),
+                                        gemm_s(&c, g, dt, m, n, 2 * k, 8)};
                         for (int d = 0; d < 3; d++)
                             if (up[d] < t)
                                 fail_msg("%s %s: 8 x %.0fx%.0fx%.0f takes "
@@ -511,6 +514,50 @@ static void test_attention_causal_skip(void **state)
     cost_calib_free(&c);
 }
 
+/* cuBLAS computes whole tiles of rows (calib/kernels.tsv gemm_tile_rows
+ * 128, gemm_small_rows 64): the padded rows in closed form; on the shipped
+ * tables of every catalog GPU a GEMM one row past a tile boundary takes
+ * exactly what the full next tile takes, and no GEMM is faster with more
+ * rows, in steps of 8 rows (finer than the grid's). */
+static void test_gemm_tile_steps(void **state)
+{
+    (void)state;
+    assert_close(cost_gemm_rows(1, 128, 64), 64, 0);
+    assert_close(cost_gemm_rows(64, 128, 64), 64, 0);
+    assert_close(cost_gemm_rows(65, 128, 64), 128, 0);
+    assert_close(cost_gemm_rows(129, 128, 64), 256, 0);
+    assert_close(cost_gemm_rows(4096, 128, 64), 4096, 0);
+    assert_close(cost_gemm_rows(37, 0, 0), 37, 0);
+    int checked = 0;
+    for (int gi = 0; gi < cat.n; gi++) {
+        const gpu_spec *g = &cat.gpus[gi];
+        cost_calib c;
+        load_calib(g, &c);
+        assert_close(c.gemm_tile_rows, 128, 0);
+        const double nk[] = {1024, 4096, 14336};
+        for (int a = 0; a < 3; a++)
+            for (int z = 0; z < 3; z++) {
+                double n = nk[a], k = nk[z];
+                double past = gemm_s(&c, g, DT_BF16, 129, n, k, 1);
+                double full = gemm_s(&c, g, DT_BF16, 256, n, k, 1);
+                if (fabs(past / full - 1) > 1e-12)
+                    fail_msg("%s: 129x%.0fx%.0f takes %.6g s, 256 rows %.6g s",
+                             g->name, n, k, past, full);
+                double prev = 0;
+                for (double m = 8; m <= 2048; m += 8) {
+                    double t = gemm_s(&c, g, DT_BF16, m, n, k, 1);
+                    if (t < prev * (1 - 1e-12))
+                        fail_msg("%s: %.0fx%.0fx%.0f takes %.6g s, %.0f rows "
+                                 "%.6g s", g->name, m, n, k, t, m - 8, prev);
+                    prev = t;
+                    checked++;
+                }
+            }
+        cost_calib_free(&c);
+    }
+    assert_true(checked > 10000);
+}
+
 /* A derived GPU's sweep (fit_gemm_sweep): points made by the base shape
  * with a known compute scale and size factor give both back; a sweep that
  * asks for a smaller size than the base's stops at the base's; too few
@@ -520,7 +567,8 @@ static void test_gemm_sweep_fit(void **state)
     (void)state;
     const gpu_spec *g = gpu_find(&cat, "gb200");
     assert_non_null(g);
-    const gemm_fit base = {0.8, 180, 260, 44, 0.98, 5e-6, 0};
+    const gemm_fit base = {.emax = 0.8, .m0 = 180, .n0 = 260, .k0 = 44,
+                           .em = 0.98, .t0 = 5e-6, .p = 8};
     const double peak = g->peak_flops[DT_FP4];
     const double shapes[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048},
                                 {4096, 4096, 4096}, {8192, 8192, 8192},
@@ -570,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_bad_tables),
         cmocka_unit_test(test_explain_on_demand),
         cmocka_unit_test(test_gemm_sweep_fit),
+        cmocka_unit_test(test_gemm_tile_steps),
         cmocka_unit_test(test_attention_window),
         cmocka_unit_test(test_attention_causal_skip),
     };
