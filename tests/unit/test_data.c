@@ -575,7 +575,7 @@ static void test_kernels_shipped(void **state)
 {
     (void)state;
     /* FlashAttention-2: 5 matmuls backward against 2 forward; a one-byte
-     * dropout mask */
+     * dropout mask; cuBLAS's 128-row tiles, one time up to 64 rows */
     cost_calib c;
     llm_err e;
     assert_int_equal(cfg_load_cost_calib(".", &cat, gpu_find(&cat, "h100-sxm"),
@@ -583,6 +583,7 @@ static void test_kernels_shipped(void **state)
     assert_true(c.flash_bwd_ratio == 2.5);
     assert_non_null(strstr(c.flash_bwd_source, "2307.08691"));
     assert_true(c.dropout_mask_bytes == 1);
+    assert_true(c.gemm_tile_rows == 128 && c.gemm_small_rows == 64);
     cost_calib_free(&c);
 }
 
@@ -637,6 +638,12 @@ static const char *kernels_error(const char *table, cost_calib *c)
     return kernels_attn_error(table, NULL, c);
 }
 
+#define K_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
+#define K_STAR                                                              \
+    "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"                             \
+    "*\tdropout_mask_bytes\t1\tbytes\ts\n"                               \
+    "*\tgemm_tile_rows\t128\trows\ts\n"                                   \
+    "*\tgemm_small_rows\t64\trows\ts\n"
 #define A_HEAD "kernel\tsm\tfwd\tfwd_causal\tbwd\tcausal_skip\tsource\n"
 
 /* calib/attention-kernels.tsv: the rows of the GPU's sm only, each with
@@ -645,10 +652,7 @@ static void test_attention_kernels(void **state)
 {
     (void)state;
     cost_calib c;
-    const char *k = "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"
-                    "*\tdropout_mask_bytes\t1\tbytes\ts\n";
-    char t[1024];
-    snprintf(t, sizeof t, "gpu\tkey\tvalue\tunit\tsource\n%s", k);
+    const char *t = K_HEAD K_STAR;
     assert_null(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\tyes\ts\n"
                                           "fa2\t80\t0.7\t0.6\t0.5\tyes\ts\n",
                                    &c));
@@ -676,11 +680,6 @@ static void test_attention_kernels(void **state)
     assert_false(c.attn_k[0].causal_skip);
     cost_calib_free(&c);
 }
-
-#define K_HEAD "gpu\tkey\tvalue\tunit\tsource\n"
-#define K_STAR                                                              \
-    "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"                             \
-    "*\tdropout_mask_bytes\t1\tbytes\ts\n"
 
 /* calib/training-load.tsv: the shipped fit (Hopper well below the tables,
  * A100 within 5% of them, a GPU without a row at them), and a value out of range or
@@ -757,8 +756,14 @@ static void test_kernels_errors(void **state)
     assert_string_equal(c.flash_bwd_source, "m");
     cost_calib_free(&c);
     expect(kernels_error(K_HEAD K_STAR "*\tflash_bwd\t3\tratio\ts\n", &c),
-           "kernels.tsv:4: flash_bwd: unknown key",
-           "expected flash_bwd_over_fwd, dropout_mask_bytes");
+           "kernels.tsv:6: flash_bwd: unknown key",
+           "expected flash_bwd_over_fwd, dropout_mask_bytes, gemm_tile_rows, "
+           "gemm_small_rows");
+    expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"
+                         "*\tdropout_mask_bytes\t1\tbytes\ts\n"
+                         "*\tgemm_tile_rows\t2048\trows\ts\n"
+                         "*\tgemm_small_rows\t64\trows\ts\n", &c),
+           "kernels.tsv:4: gemm_tile_rows: 2048 is out of range", NULL);
     expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t0\tratio\ts\n", &c),
            "kernels.tsv:2: flash_bwd_over_fwd: 0 is out of range", NULL);
     expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n",
