@@ -162,6 +162,8 @@ static int load_traces(const char *dir, const cost_calib *kr, points *gemm,
 
 static const double grid[] = {1, 4, 16, 64, 256, 1024, 4096, 16384, 65536};
 #define NGRID ((int)(sizeof grid / sizeof grid[0]))
+static const double grid_m[] = {1, 4, 16, 64, 128, 256, 512, 1024, 2048, 4096, 16384, 65536};
+#define NGRID_M ((int)(sizeof grid_m / sizeof grid_m[0]))
 
 /* One dtype's grid: the fitted shape times scale, and no shape above cap
  * (a fraction of the dtype's peak FLOP/s; 0: no cap) where the published
@@ -232,10 +234,10 @@ static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
             g->name, f->emax, f->m0, f->n0, f->k0, f->em, f->t0 * 1e6, f->n);
     fprintf(o.fp, "dtype\tm\tn\tk\tefficiency\tsource\n");
     for (int d = 0; d < ngs; d++)
-        for (int a = 0; a < NGRID; a++)
+        for (int a = 0; a < NGRID_M; a++)
             for (int b = 0; b < NGRID; b++)
                 for (int c = 0; c < NGRID; c++) {
-                    double m = grid[a], n = grid[b], k = grid[c];
+                    double m = grid_m[a], n = grid[b], k = grid[c];
                     double by = gemm_bytes(gs[d].dt, m, n, k);
                     fprintf(o.fp, "%s\t%.0f\t%.0f\t%.0f\t%.6g\t%s\n",
                             dtype_name(gs[d].dt), m, n, k,
