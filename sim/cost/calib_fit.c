@@ -9,8 +9,8 @@
 static double sigm(double x) { return 1 / (1 + exp(-x)); }
 static double logit(double p) { return log(p / (1 - p)); }
 
-/* p-norm as a smooth max of the two roofline terms (p = 8: within 9% of
- * max() where they are equal, exact far from it) */
+/* p-norm as a smooth max of the two roofline terms: exact far from where
+ * they are equal, 2^(1/p) times max() there (p is fitted: gemm_fit.p) */
 static double smax(double a, double b, double p)
 {
     double m = a > b ? a : b;
@@ -21,8 +21,7 @@ double gemm_fit_time(const gemm_fit *f, const gpu_spec *g, double peak,
                      double m, double n, double k, double flops, double bytes)
 {
     double ec = f->emax * m / (m + f->m0) * n / (n + f->n0) * k / (k + f->k0);
-    return smax(flops / (peak * ec), bytes / (g->mem_bw_Bps * f->em),
-                f->p > 0 ? f->p : 8) +
+    return smax(flops / (peak * ec), bytes / (g->mem_bw_Bps * f->em), f->p) +
            f->t0;
 }
 
@@ -105,11 +104,11 @@ int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
              gemm_fit *out, llm_err *e)
 {
     if (n < 7)
-        return err_set(e, "%d GEMM measurements: too few to fit 6 parameters", n);
+        return err_set(e, "%d GEMM measurements: too few to fit 7 parameters", n);
     ctx c = {p, n, g, peak};
     gsl_vector *x = gsl_vector_alloc(7);
     /* start: 80% of peak, half-efficiency at 64 along each dimension, 80%
-     * of the bandwidth, 2 us per kernel */
+     * of the bandwidth, 2 us per kernel, a smooth max of sharpness 8 */
     double x0[7] = {logit(0.8), log(64), log(64), log(64), logit(0.8),
                     log(2e-6), log(7)};
     for (int i = 0; i < 7; i++)

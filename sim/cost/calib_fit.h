@@ -2,12 +2,14 @@
  * times (GSL nonlinear least squares), and tabulating the fit as the grids
  * cost.c interpolates.
  *
- * GEMM:  t = smoothmax(F / (P·ec), B / (W·em)) + t0,
+ * GEMM:  t = smoothmax_p(F / (P·ec), B / (W·em)) + t0,
  *        ec = emax · m/(m+m0) · n/(n+n0) · k/(k+k0)
  * (a saturating efficiency in each dimension: small dimensions leave tensor
  * cores idle; em the achieved fraction of memory bandwidth when streaming
- * weights; t0 a fixed cost per kernel, which dominates tiny GEMMs).  Memory-bound ops (norms, activations, residual adds,
- * embeddings): t = B / (W · e(B)), e(B) = emax · B/(B+b0), i.e. a fixed
+ * weights; t0 a fixed cost per kernel, which dominates tiny GEMMs; p how
+ * sharply compute and streaming overlap).  A measured GEMM is fitted as the
+ * one its kernel computes, m in whole tiles (cost_gemm_rows).  Memory-bound
+ * ops (norms, activations, residual adds, embeddings): t = B / (W · e(B)), e(B) = emax · B/(B+b0), i.e. a fixed
  * per-kernel cost b0/(W·emax) plus streaming at emax.  Residuals are
  * log(predicted/measured), so every op weighs by its relative error. */
 #ifndef LLMSIM_CALIB_FIT_H
@@ -27,7 +29,7 @@ typedef struct fit_point {
 
 typedef struct gemm_fit {
     double emax, m0, n0, k0, em, t0;
-    double p; /* sharpness of the smooth max (0: 8) */
+    double p; /* sharpness of the smooth max of the two terms (> 1) */
     int n;
 } gemm_fit;
 
