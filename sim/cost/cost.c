@@ -56,7 +56,9 @@ void cost_calib_free(cost_calib *c)
  * more than 1 + ln 4 times the first, where a linear efficiency would
  * outgrow the work of a 4x step and make more work take less time; there
  * geometric (such steps are where efficiency grows as a power of the size,
- * which the geometric mean follows). */
+ * which the geometric mean follows).  The GEMM grid's m axis also has 2x
+ * steps, where a smaller rise can dip; price_gemm's running max covers
+ * those. */
 static double blend(double a, double b, double w)
 {
     double lo = a < b ? a : b, hi = a < b ? b : a;

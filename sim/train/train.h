@@ -192,7 +192,6 @@ void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
 
 int train_simulate(const train_input *in, train_result *r, llm_err *e);
 
-
 /* Data-parallel bytes one GPU sends per step for its Ψ parameters (ring
  * algorithms): all-reduce 2Ψ(n-1)/n; ZeRO-1/2 reduce-scatter + all-gather,
  * the same; ZeRO-3 adds a second all-gather for the backward: 3Ψ(n-1)/n,
