@@ -7,6 +7,7 @@
 
 #include "cfg/cfg.h"
 #include "cfg/cfg_util.h"
+#include "base/tsv.h"
 #include "base/util.h"
 
 
@@ -232,7 +233,8 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
 {
     static const char *const keys[] = {"name",  "display", "source",
                                        "devices", "links", "nic",
-                                       "p2p",   "fabric", "cpu_vendor"};
+                                       "p2p",   "fabric", "cpu_vendor",
+                                       "host_cpu"};
     config_setting_t *devs, *links, *nic, *fab;
     int vendor = CPU_OTHER;
     s->p2p = true;
@@ -247,10 +249,14 @@ static int load_node(cfgu *c, const config_setting_t *r, topo_nodespec *s)
         cfgu_bool(c, r, "p2p", false, &s->p2p) ||
         cfgu_enum(c, r, "cpu_vendor", false, topo_cpu_vendor_names,
                   CPU_VENDOR_COUNT, &vendor) ||
+        cfgu_str(c, r, "host_cpu", false, s->host_cpu, sizeof s->host_cpu) ||
         cfgu_group(c, r, "nic", &nic) || cfgu_group(c, r, "fabric", &fab) ||
         (nic && load_nic(c, nic, s, false)) || (fab && load_fabric(c, fab, &s->fabric)))
         return -1;
     s->cpu_vendor = (topo_cpu_vendor)vendor;
+    const config_setting_t *hc = config_setting_get_member(r, "host_cpu");
+    s->host_cpu_line = hc ? cfgu_line(hc) : 0;
+    s->host_speed = 1;
     for (int i = 0; i < s->ndev; i++)
         if (s->dev[i].kind == DEV_NIC && !nic)
             return err_at(c->e, c->file, 1, "nic", "missing (expected nic = "
@@ -273,6 +279,40 @@ static int read_node(const char *path, topo_nodespec *s, llm_err *e)
     return rc;
 }
 
+/* The node's host CPU's speed from calib/host-cpus.tsv: a CPU the node
+ * file names must have a row there. */
+static int host_speed(const char *datadir, topo_nodespec *s, llm_err *e)
+{
+    s->host_speed = 1;
+    if (!s->host_cpu[0])
+        return 0;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/calib/host-cpus.tsv", datadir);
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    int rc = -1, cc = tsv_col(&t, "cpu", e), cs;
+    if (cc < 0 || (cs = tsv_col(&t, "speed", e)) < 0)
+        goto out;
+    const char *names[64];
+    int n = 0;
+    for (int i = 0; i < t.rows; i++) {
+        if (strcmp(tsv_get(&t, i, cc), s->host_cpu) == 0) {
+            rc = tsv_num(&t, i, cs, 0.05, 20, &s->host_speed, e);
+            goto out;
+        }
+        if (n < 64)
+            names[n++] = tsv_get(&t, i, cc);
+    }
+    char hint[128];
+    err_at(e, s->path, s->host_cpu_line, "host_cpu", "\"%s\" has no row in "
+           "%s%s (expected a cpu listed there)", s->host_cpu, path,
+           util_did_you_mean(hint, sizeof hint, s->host_cpu, names, n));
+out:
+    tsv_free(&t);
+    return rc;
+}
+
 int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
                       int *nodes, topo_fabricspec *fabric, llm_err *e)
 {
@@ -285,7 +325,7 @@ int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
     const config_setting_t *r = config_root_setting(&cfg);
     if (!config_setting_get_member(r, "node")) { /* a node type */
         config_destroy(&cfg);
-        if (read_node(path, s, e))
+        if (read_node(path, s, e) || host_speed(datadir, s, e))
             return -1;
         *nodes = 1;
         *fabric = s->fabric;
@@ -307,7 +347,7 @@ int cfg_load_topology(const char *path, const char *datadir, topo_nodespec *s,
         goto out;
     char np[PATH_MAX];
     snprintf(np, sizeof np, "%s/topologies/%s.cfg", datadir, node);
-    if (read_node(np, s, e))
+    if (read_node(np, s, e) || host_speed(datadir, s, e))
         goto out;
     *fabric = s->fabric;
     if (fab && load_fabric(&c, fab, fabric))

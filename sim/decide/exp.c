@@ -275,6 +275,9 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
                      e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
         goto fail;
+    /* the stack's host time per kernel is the reference host's
+     * (calib/host-cpus.tsv): the node's CPU takes 1/speed of it */
+    v->stack.host_us_per_kernel /= v->t->spec.host_speed;
     train_input in = {.m = &v->m, .plan = &out->plan, .t = v->t,
                       .routes = v->routes,
                       .gpu = v->t->gpu, .cost = &v->cc, .coll = &v->kc,
@@ -443,9 +446,13 @@ static bool left_default(const exp_serve *x, const char *flag)
 
 /* The engine's defaults for every setting the run did not give, and what
  * only the engine says (its host costs, kernels, batching); its batch
- * limits are those of the GPU it runs on. */
+ * limits are those of the GPU it runs on, and its host costs those of
+ * the node's CPU: a profile states them for the reference host
+ * (calib/host-cpus.tsv), and a CPU of speed s takes 1/s of them.  A host
+ * cost the run gives is its own host's. */
 static void engine_defaults(const exp_serve *x, const eprof *en,
-                            const gpu_spec *g, serve_params *p)
+                            const gpu_spec *g, double host_speed,
+                            serve_params *p)
 {
     bool large = eprof_is_large(en, g->name, g->memory_bytes);
     if (left_default(x, "max-num-seqs"))
@@ -469,7 +476,7 @@ static void engine_defaults(const exp_serve *x, const eprof *en,
     if (left_default(x, "admission"))
         p->admit = en->admit;
     if (left_default(x, "iteration-overhead-ms"))
-        p->iteration_overhead_s = en->iteration_overhead_s;
+        p->iteration_overhead_s = en->iteration_overhead_s / host_speed;
     if (p->kv_dt == DT_COUNT && en->fp8_kv_with_fp8 &&
         (p->weight_dt == DT_FP8 || p->weight_dt == DT_FP4))
         p->kv_dt = DT_FP8;
@@ -477,6 +484,8 @@ static void engine_defaults(const exp_serve *x, const eprof *en,
     p->static_batch = en->static_batch;
     p->decode_kv_per_q_head = en->decode_kv_per_q_head;
     p->host = en->host;
+    p->host.per_seq_s /= host_speed;
+    p->host.launch_s /= host_speed;
 }
 
 /* The pools' GPU, cost tables and idle power; the model's dtype when none
@@ -486,7 +495,7 @@ static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
     in->p = x->p;
     if (in->p.weight_dt == DT_COUNT)
         in->p.weight_dt = v->m.weight_dtype == DT_BF16 ? DT_BF16 : DT_FP16;
-    engine_defaults(x, &v->engine, v->t->gpu, &in->p);
+    engine_defaults(x, &v->engine, v->t->gpu, v->t->spec.host_speed, &in->p);
     in->concurrency = x->concurrency;
     in->think_s = x->think_s;
     for (int k = 0; k < in->npools; k++) {

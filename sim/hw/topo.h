@@ -110,6 +110,13 @@ typedef struct topo_nodespec {
     int64_t nic_lat_ns;
     bool gpudirect, p2p;
     topo_cpu_vendor cpu_vendor;
+    /* the host CPU that drives the GPUs (node file host_cpu: a row of
+     * calib/host-cpus.tsv; "" when the file names none) and how fast it
+     * runs a framework's single-threaded host work (Python, scheduling,
+     * launches) relative to the reference host: 1 when none is named */
+    char host_cpu[48];
+    int host_cpu_line;
+    double host_speed;
     topo_fabricspec fabric;
 } topo_nodespec;
 

@@ -52,9 +52,14 @@ static void engine_text(FILE *fp, const exp_serve_out *o)
                h->launch_s * 1e6, h->kernels_per_layer);
     else
         fprintf(fp, "launches hidden");
-    fprintf(fp, "; KV %s%s\n", dtype_name(p->kv_dt == DT_COUNT ? DT_FP16
-                                                                : p->kv_dt),
+    fprintf(fp, "; KV %s%s", dtype_name(p->kv_dt == DT_COUNT ? DT_FP16
+                                                              : p->kv_dt),
            p->decode_kv_per_q_head ? ", decode reads KV per query head" : "");
+    const topo_nodespec *ns = &o->env.t->spec;
+    if (ns->host_cpu[0])
+        fprintf(fp, "; host CPU %s, %.2f x the reference host's speed "
+                    "(calib/host-cpus.tsv)", ns->host_cpu, ns->host_speed);
+    fputc('\n', fp);
 }
 
 void rserve_text(FILE *fp, const exp_serve_out *o)
@@ -210,6 +215,11 @@ json_t *rserve_json(const exp_serve_out *o)
     for (int k = 0; k < in->npools; k++)
         gpus += r->pool[k].gpus;
     json_object_set_new(j, "engine", json_string(o->env.engine.name));
+    json_object_set_new(j, "host_cpu",
+                        json_string(o->env.t->spec.host_cpu[0]
+                                        ? o->env.t->spec.host_cpu
+                                        : "reference"));
+    json_object_set_new(j, "host_speed", json_real(o->env.t->spec.host_speed));
     json_object_set_new(j, "gpu", json_string(in->pool[0].gpu->name));
     json_object_set_new(j, "gpus", json_integer(gpus));
     const band_est *bd = o->band;

@@ -40,11 +40,16 @@ static void stack_text(FILE *fp, const exp_train_out *o)
     const char *attn = !p->flash_attn ? "unfused (scores kept)"
                        : o->r.attn_kernel[0] ? o->r.attn_kernel
                                              : "the GPU's attention.tsv";
+    const topo_nodespec *ns = &o->env.t->spec;
+    char host[96] = "";
+    if (ns->host_cpu[0])
+        snprintf(host, sizeof host, " on %s (%.2f x the reference host)",
+                 ns->host_cpu, ns->host_speed);
     fprintf(fp, "stack %s (%s): attention %s; norm %.3g, RoPE %.3g, "
-                "activation %.3g, copies %.3g passes; host %.3g us x %.3g "
+                "activation %.3g, copies %.3g passes; host %.3g us%s x %.3g "
                 "kernels a layer%s; optimizer %.3g passes",
             st->name, st->display, attn, st->norm_passes, st->rope_passes,
-            st->act_passes, st->copy_passes, st->host_us_per_kernel,
+            st->act_passes, st->copy_passes, st->host_us_per_kernel, host,
             st->kernels_per_layer, st->cuda_graphs ? " (CUDA graphs)" : "",
             st->optimizer_passes);
     if (p->precision == DT_FP8)
@@ -214,6 +219,12 @@ json_t *rtrain_json(const exp_train_out *o)
                         json_string(stack_gather_names[sp->z3_gather]));
     json_object_set_new(st, "tp_overlap_hidden",
                         json_real(sp->tp_overlap_hidden));
+    json_object_set_new(st, "host_us_per_kernel",
+                        json_real(sp->host_us_per_kernel));
+    json_object_set_new(st, "host_cpu",
+                        json_string(t->spec.host_cpu[0] ? t->spec.host_cpu
+                                                        : "reference"));
+    json_object_set_new(st, "host_speed", json_real(t->spec.host_speed));
     if (sp->z3_gather == STACK_GATHER_MODULE) {
         stack_z3 z = stack_z3_sizes(sp, o->env.m.hidden, p->z3_prefetch_params,
                                     p->z3_max_live_params, p->z3_reduce_params);

@@ -385,11 +385,14 @@ has '--csv and --json: give one'
 quiet
 run 1 unknown-topology -- topo dgx-h200
 has 'unknown topology "dgx-h200"'
-for f in dangling-link zero-bandwidth negative-bandwidth unreachable-gpu duplicate-name bad-cpu-vendor; do
+for f in dangling-link zero-bandwidth negative-bandwidth unreachable-gpu duplicate-name bad-cpu-vendor \
+         unknown-host-cpu; do
     run 1 "topo-$f" -- topo "tests/bad/topo-$f.cfg"
     has "topo-$f.cfg:[0-9]+: "
     quiet
 done
+run 1 topo-host-cpu-message -- topo tests/bad/topo-unknown-host-cpu.cfg
+has 'host_cpu: "epyc-774" has no row in .*host-cpus.tsv \(did you mean "epyc-7742"\?\)'
 run 1 topo-unreachable-message -- topo tests/bad/topo-unreachable-gpu.cfg
 has 'topo-unreachable-gpu.cfg:8: links: n0.gpu2 cannot reach n0.gpu0'
 
@@ -1374,7 +1377,8 @@ EOF_
 done
 for f in dangling-link:9:b duplicate-name:7:name negative-bandwidth:9:GBps \
          self-loop:68:map repeat-link:65:links count-wrap:45:4294967304 \
-         zero-bandwidth:9:GBps unreachable-gpu:8:links bad-cpu-vendor:26:cpu_vendor; do
+         zero-bandwidth:9:GBps unreachable-gpu:8:links bad-cpu-vendor:26:cpu_vendor \
+         unknown-host-cpu:27:host_cpu; do
     IFS=: read -r file line key <<EOF_
 $f
 EOF_

@@ -723,6 +723,34 @@ static void test_training_load_table(void **state)
            "training-load.tsv", "tensor_fp8");
 }
 
+/* calib/host-cpus.tsv through the node files: a node names its host CPU
+ * and gets that row's speed; the reference host runs at 1, the DGX A100's
+ * EPYC 7742 slower, and a node that names none at the reference speed. */
+static void test_host_cpus(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *node, *cpu;
+        double lo, hi;
+    } shipped[] = {{"dgx-h100", "xeon-8480c", 1, 1},
+                   {"hgx-h200", "xeon-8480c", 1, 1},
+                   {"dgx-a100", "epyc-7742", 0.5, 0.9},
+                   {"pcie-8x-l40s", "", 1, 1}};
+    for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "topologies/%s.cfg", shipped[i].node);
+        topo_nodespec spec;
+        topo_fabricspec fab;
+        int nodes;
+        llm_err e;
+        assert_int_equal(cfg_load_topology(path, ".", &spec, &nodes, &fab, &e),
+                         0);
+        assert_string_equal(spec.host_cpu, shipped[i].cpu);
+        assert_true(spec.host_speed >= shipped[i].lo &&
+                    spec.host_speed <= shipped[i].hi);
+    }
+}
+
 /* calib/memory-kernels.tsv: the shipped table loads (the GPU's own issue
  * rate over the '*' one); a missing figure and one out of range are errors
  * naming the file and the key. */
@@ -791,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_kernels_shipped),
         cmocka_unit_test(test_kernels_errors),
         cmocka_unit_test(test_memory_kernels_table),
+        cmocka_unit_test(test_host_cpus),
         cmocka_unit_test(test_training_load_table),
         cmocka_unit_test(test_attention_kernels),
     };
