@@ -279,7 +279,8 @@ const setting settings_table[] = {
      * swap_space 4 GiB, chunked prefill with an 8192-token budget) ---- */
     {.flag = "engine", STR(256), .dflt = "vllm-v1",
      .help = "the serving engine: a profile from stacks/ "
-             "(vllm-v0, vllm-v1, vllm-v1-eager, sglang, sglang-0.3, "
+             "(vllm-v0, vllm-v0-eager, vllm-v1, vllm-v1-eager, sglang, "
+             "sglang-0.3, "
              "trtllm-0.7, trtllm-0.x, trtllm-1.x, hf-generate, gpt-fast) "
              "or a .cfg path",
      .at = {SERVE("engine", engine)}},

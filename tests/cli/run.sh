@@ -358,6 +358,27 @@ EOF_
     if awk -F, -v w="$llmax" 'NR == 2 { b = $7 } END { exit !(w > 0 && b > w * 0.995 && b < w * 1.005) }' "$tmp/out"; then ok; else
         bad "ring/LL busbw $(tail -n 1 "$tmp/out" | cut -d, -f7), not llMaxBw $llmax ($cpu, $scale)"; fi
 done
+# an eager engine's decode step bound by its host, in closed form from the
+# data: (iteration_ms + n x per_seq_ms + layers x kernels x launch_us) / the
+# node's host speed (stacks/vllm-v0-eager.cfg, calib/host-cpus.tsv); Llama-2
+# 70B at TP 8 streams 17 GB a step, 6-9 ms on either GPU, so the host binds
+eng=stacks/vllm-v0-eager.cfg
+floor=$(awk -F' *= *' '/^  iteration_ms/ { it = $2 } /^  per_seq_ms/ { ps = $2 }
+    /^  launch_us/ { la = $2 } /^  kernels_per_layer/ { k = $2 }
+    END { printf "%.6f", it + ps + 80 * k * la / 1000 }' "$eng")
+for hc in dgx-h100:xeon-8480c dgx-a100:epyc-7742; do
+    IFS=: read -r cl cpu <<EOF_
+$hc
+EOF_
+    speed=$(awk -F'\t' -v c="$cpu" '$1 == c { print $2 }' calib/host-cpus.tsv)
+    run 0 "serve-eager-host-floor-$cl" -- serve --model llama-2-70b --cluster "$cl" --engine vllm-v0-eager \
+        --gpus 8 --tp 8 --dtype fp16 --arrival offline --requests 1 --prompt-len 512 --output-len 64 --json
+    tpot=$(sed -n '/^  "tpot_s": {/,/^  }/s/^    "mean": \([0-9.eE+-]*\).*/\1/p' "$tmp/out")
+    if awk -v t="$tpot" -v f="$floor" -v s="$speed" 'BEGIN { w = f / s / 1000
+        exit !(s > 0 && t > w * 0.999 && t < w * 1.001) }'; then ok; else
+        bad "TPOT ${tpot:-nothing} s on $cl, not the host floor $floor ms / $speed"; fi
+    has "\"host_cpu\": \"$cpu\""
+done
 # -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
 # less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
 call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
