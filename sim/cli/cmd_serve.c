@@ -37,7 +37,8 @@ static const char usage[] =
     "total_tokens_per_s, goodput_requests_per_s, slo_attainment,\n"
     "requests_completed, requests_rejected, preemptions, makespan_s,\n"
     "kv_cache, pools, energy_j, energy_per_token_j, avg_power_w, kv_transfer,\n"
-    "busiest_links, events, engine, host_cpu and host_speed (the node's CPU\n"
+    "busiest_links, events, warmup_requests, requests_measured, measured_s,\n"
+    "engine, host_cpu and host_speed (the node's CPU\n"
     "and its speed at the engine's host work, calib/host-cpus.tsv).\n";
 
 enum { S_CSV = 1, S_JSON, S_CHROME, S_FORCE };

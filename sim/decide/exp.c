@@ -498,6 +498,7 @@ static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
     engine_defaults(x, &v->engine, v->t->gpu, v->t->spec.host_speed, &in->p);
     in->concurrency = x->concurrency;
     in->think_s = x->think_s;
+    in->warmup = x->warmup;
     for (int k = 0; k < in->npools; k++) {
         in->pool[k].gpu = v->t->gpu;
         in->pool[k].cost = &v->cc;
@@ -579,6 +580,11 @@ int exp_serve_run(const exp_serve *x, const exp_run_opts *o,
         fit_context(x, &v->m, req, nreq, &out->r_truncated, e) ||
         (x->trace[0] && serve_budget(x, o, ld, &b, nreq, e)))
         goto fail;
+    if (x->warmup >= nreq) {
+        err_set(e, "--warmup %d: not below the run's %d requests (expected "
+                   "fewer, so that some are measured)", x->warmup, nreq);
+        goto fail;
+    }
     in->req = req;
     in->nreq = nreq;
     in->events = o->events;

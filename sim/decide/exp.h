@@ -79,6 +79,7 @@ typedef struct exp_serve {
     long seed;
     int concurrency;     /* closed loop: clients; 0 = open loop */
     double think_s;      /* closed loop: a client's pause */
+    int warmup;          /* the first requests sent, left out of the figures */
     bool allow_truncate; /* cut over-long requests (counted) */
     int max_model_len;   /* the context requests must fit; 0: max_seq */
     char engine[256];    /* stacks/NAME.cfg (kind "serving") or a path */

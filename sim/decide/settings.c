@@ -382,6 +382,12 @@ const setting settings_table[] = {
              "request when its last one finishes (genai-perf, vLLM's "
              "--max-concurrency)",
      .at = {SERVE("workload.concurrency", concurrency)}},
+    {.flag = "warmup", INT(0, 1 << 30), .dflt = "0",
+     .help = "requests sent first that run but stay out of every latency "
+             "and throughput figure: a benchmark's warm-up (genai-perf and "
+             "AIPerf --warmup-request-count), or a closed loop's first wave, "
+             "which a tool measuring stable windows never reports",
+     .at = {SERVE("workload.warmup", warmup)}},
     {.flag = "think-time-ms", REAL(0, 1e9), .scale = 1e-3, .unit = "ms",
      .dflt = "0", .help = "closed loop: a client's pause between a "
                           "request's last token and its next request",

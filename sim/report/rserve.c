@@ -119,8 +119,13 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
     dist_row(fp, "TPOT ms", &r->tpot, 1e3, &bd[BAND_TPOT]);
     dist_row(fp, "ITL ms", &r->itl, 1e3, &bd[BAND_TPOT]);
     dist_row(fp, "E2E s", &r->e2e, 1, &bd[BAND_E2E]);
-    fprintf(fp, "\n  completed          %d requests in %.1f s%s", r->requests_completed,
-           r->makespan_s, r->requests_rejected ? "" : "\n");
+    fprintf(fp, "\n  completed          %d requests in %.1f s", r->requests_completed,
+           r->makespan_s);
+    if (in->warmup > 0)
+        fprintf(fp, "; the figures count the last %d, over %.1f s (the first %d "
+                    "sent: warm-up)", r->requests_measured, r->measured_s,
+               in->warmup);
+    fprintf(fp, "%s", r->requests_rejected ? "" : "\n");
     if (r->requests_rejected)
         fprintf(fp, "; %d rejected (longer than a replica's KV cache)\n",
                r->requests_rejected);
@@ -238,6 +243,9 @@ json_t *rserve_json(const exp_serve_out *o)
     json_object_set_new(j, "goodput_requests_per_s", json_real(r->goodput_requests_per_s));
     json_object_set_new(j, "slo_attainment", json_real(r->slo_attainment));
     json_object_set_new(j, "requests_completed", json_integer(r->requests_completed));
+    json_object_set_new(j, "warmup_requests", json_integer(in->warmup));
+    json_object_set_new(j, "requests_measured", json_integer(r->requests_measured));
+    json_object_set_new(j, "measured_s", json_real(r->measured_s));
     json_object_set_new(j, "requests_rejected", json_integer(r->requests_rejected));
     json_object_set_new(j, "requests_truncated", json_integer(r->requests_truncated));
     json_object_set_new(j, "concurrency", json_integer(in->concurrency));

@@ -828,7 +828,7 @@ static void record_token(sim *S, req *q, int64_t now)
     q->generated++;
     if (q->generated == 1)
         q->t_first = now;
-    else if (runs_add(&S->itl, now - q->t_last)) {
+    else if (q - S->r >= S->in->warmup && runs_add(&S->itl, now - q->t_last)) {
         S->failed = 1;
         err_set(S->e, "out of memory for inter-token latencies");
         engine_stop(S->eng);
@@ -1402,23 +1402,37 @@ static double gap_s(int64_t ticks)
 
 static int request_stats(sim *S, serve_result *r)
 {
-    int n = S->nreq;
+    int n = S->nreq, warm = S->in->warmup;
     double *a = malloc(sizeof(double) * (size_t)(4 * (n > 0 ? n : 1)));
     if (!a)
         return err_set(S->e, "out of memory");
     double *ttft = a, *tpot = a + n, *e2e = a + 2 * n, *mv = a + 3 * n;
-    int nt = 0, np = 0, ne = 0, nm = 0, good = 0;
-    int64_t t0 = INT64_MAX, t1 = 0;
+    int nt = 0, np = 0, ne = 0, nm = 0, good = 0, done = 0;
+    /* the whole run (utilization, energy) and the measured window */
+    int64_t t0 = INT64_MAX, t1 = 0, m0 = INT64_MAX, m1 = 0;
+    double out_m = 0, prompt_m = 0;
     for (int i = 0; i < n; i++) {
         const req *q = &S->r[i];
         if (q->state == R_REJECTED)
             continue;
+        bool measured = i >= warm;
         if (q->t_arrive < t0)
             t0 = q->t_arrive;
+        if (measured && q->t_arrive < m0)
+            m0 = q->t_arrive;
         if (q->state != R_DONE)
             continue;
+        done++;
         if (q->t_finish > t1)
             t1 = q->t_finish;
+        r->output_tokens += q->output;
+        r->prompt_tokens += q->prompt;
+        if (q->t_move1 > 0)
+            mv[nm++] = sec(q->t_move1 - q->t_move0);
+        if (!measured)
+            continue;
+        if (q->t_finish > m1)
+            m1 = q->t_finish;
         double f = sec(q->t_first - q->t_arrive);
         ttft[nt++] = f;
         e2e[ne++] = sec(q->t_finish - q->t_arrive);
@@ -1427,20 +1441,20 @@ static int request_stats(sim *S, serve_result *r)
                         : 0;
         if (q->output > 1)
             tpot[np++] = tp;
-        if (q->t_move1 > 0)
-            mv[nm++] = sec(q->t_move1 - q->t_move0);
-        r->output_tokens += q->output;
-        r->prompt_tokens += q->prompt;
+        out_m += q->output;
+        prompt_m += q->prompt;
         bool ok = (S->p->slo_ttft_s <= 0 || f <= S->p->slo_ttft_s) &&
                   (S->p->slo_tpot_s <= 0 || tp <= S->p->slo_tpot_s);
         good += ok;
     }
-    r->requests_completed = nt;
-    r->makespan_s = nt ? sec(t1 - t0) : 0;
-    double span = r->makespan_s > 0 ? r->makespan_s : 1;
-    r->throughput_tokens_per_s = r->output_tokens / span;
+    r->requests_completed = done;
+    r->requests_measured = nt;
+    r->makespan_s = done ? sec(t1 - t0) : 0;
+    r->measured_s = nt ? sec(m1 - m0) : 0;
+    double span = r->measured_s > 0 ? r->measured_s : 1;
+    r->throughput_tokens_per_s = out_m / span;
     r->throughput_requests_per_s = nt / span;
-    r->total_tokens_per_s = (r->output_tokens + r->prompt_tokens) / span;
+    r->total_tokens_per_s = (out_m + prompt_m) / span;
     r->goodput_requests_per_s = good / span;
     r->slo_attainment = nt ? (double)good / nt : 0;
     dist(ttft, nt, &r->ttft);

@@ -130,6 +130,10 @@ typedef struct serve_input {
      * last one finished; 0 = open loop, requests arrive at arrival_s */
     int concurrency;
     double think_s;
+    /* the first this many requests sent (req's order) run like the others
+     * but are left out of every latency and throughput figure, as a
+     * benchmark's warm-up; utilization and energy count the whole run */
+    int warmup;
     bool free_comm;         /* communication takes no time (tests) */
     const serve_events *events; /* streamed to, or NULL */
     serve_request_result *out; /* [nreq] filled when not NULL */
@@ -169,6 +173,11 @@ typedef struct serve_result {
     double total_tokens_per_s;        /* prompt + output */
     double goodput_requests_per_s, slo_attainment;
     int requests_completed, requests_rejected;
+    /* the requests the latency and throughput figures count (all the
+     * completed ones but the warm-up), and the window they span: the
+     * first one's arrival to the last one's last token */
+    int requests_measured;
+    double measured_s;
     int requests_truncated;           /* cut to the context (the caller's) */
     long preemptions, swaps_out;
     double makespan_s;                /* first arrival to last token */
