@@ -256,7 +256,9 @@ static const char *const large_keys[] = {"min_memory_gib", "except_name",
 static const char *const memory_of[] = {"total", "free"};
 static const char *const host_keys[] = {"iteration_ms", "per_seq_ms",
                                         "overlap",      "launch_us",
-                                        "kernels_per_layer", "graph_max_batch"};
+                                        "kernels_per_layer", "graph_max_batch",
+                                        "bias_kernels", "layernorm_kernels",
+                                        "rope_kernels"};
 static const char *const ekernel_keys[] = {"decode_kv_per_query_head"};
 static const char *const kv_keys[] = {"fp8_with_fp8_weights"};
 
@@ -317,8 +319,19 @@ static int load_host(cfgu *c, const config_setting_t *g, eprof *s)
         cfgu_double(c, g, "kernels_per_layer", false, 0, 1e4,
                     &s->host.kernels_per_layer) ||
         cfgu_int(c, g, "graph_max_batch", false, 0, 1 << 20,
-                 &s->host.graph_max_batch))
+                 &s->host.graph_max_batch) ||
+        cfgu_double(c, g, "bias_kernels", false, 0, 1e4,
+                    &s->host.bias_kernels) ||
+        cfgu_double(c, g, "layernorm_kernels", false, 0, 1e4,
+                    &s->host.layernorm_kernels) ||
+        cfgu_double(c, g, "rope_kernels", false, 0, 1e4,
+                    &s->host.rope_kernels))
         return -1;
+    if (s->host.rope_kernels > s->host.kernels_per_layer)
+        return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "rope_kernels",
+                      "%g, more than kernels_per_layer %g (expected a part "
+                      "of the layer's kernels)", s->host.rope_kernels,
+                      s->host.kernels_per_layer);
     s->iteration_overhead_s = it_ms * 1e-3;
     s->host.per_seq_s = seq_ms * 1e-3;
     s->host.launch_s = launch_us * 1e-6;

@@ -42,7 +42,14 @@ typedef struct eprof_host {
                           scheduling): an iteration takes the longer of
                           the two instead of their sum */
     double launch_s;   /* host time per kernel launched without a graph */
-    double kernels_per_layer; /* kernels one layer's forward launches */
+    double kernels_per_layer; /* kernels one layer's forward launches, for
+                                 a Llama-style layer (RMSNorm with the
+                                 residual add fused, RoPE, no biases) */
+    /* what other layers launch beyond it: per layer of a model whose
+     * linears have biases (the row-parallel ones added after the
+     * all-reduce), of a LayerNorm model (its residual adds, which the
+     * fused RMSNorm kernel takes), and fewer without RoPE (its kernel) */
+    double bias_kernels, layernorm_kernels, rope_kernels;
     int graph_max_batch; /* decode-only batches of at most this many
                             sequences replay a CUDA graph: no launches
                             (0: no graphs) */

@@ -380,22 +380,30 @@ quiet
 # data: (iteration_ms + n x per_seq_ms + layers x kernels x launch_us) / the
 # node's host speed (stacks/vllm-v0-eager.cfg, calib/host-cpus.tsv); Llama-2
 # 70B at TP 8 streams 17 GB a step, 6-9 ms on either GPU, so the host binds
+# BLOOM-176B's layers (70) launch the Llama count plus its biases and
+# LayerNorm residual adds, less the rotary kernel
 eng=stacks/vllm-v0-eager.cfg
-floor=$(awk -F' *= *' '/^  iteration_ms/ { it = $2 } /^  per_seq_ms/ { ps = $2 }
-    /^  launch_us/ { la = $2 } /^  kernels_per_layer/ { k = $2 }
-    END { printf "%.6f", it + ps + 80 * k * la / 1000 }' "$eng")
+for mk in llama-2-70b:80:0 bloom-176b:70:1; do
+    IFS=: read -r model layers bloom <<EOF_
+$mk
+EOF_
+floor=$(awk -F' *= *' -v n="$layers" -v b="$bloom" '/^  iteration_ms/ { it = $2 } /^  per_seq_ms/ { ps = $2 }
+    /^  launch_us/ { la = $2 } /^  kernels_per_layer/ { k = $2 } /^  bias_kernels/ { kb = $2 }
+    /^  layernorm_kernels/ { kl = $2 } /^  rope_kernels/ { kr = $2 }
+    END { if (b) k += kb + kl - kr; printf "%.6f", it + ps + n * k * la / 1000 }' "$eng")
 for hc in dgx-h100:xeon-8480c dgx-a100:epyc-7742; do
     IFS=: read -r cl cpu <<EOF_
 $hc
 EOF_
     speed=$(awk -F'\t' -v c="$cpu" '$1 == c { print $2 }' calib/host-cpus.tsv)
-    run 0 "serve-eager-host-floor-$cl" -- serve --model llama-2-70b --cluster "$cl" --engine vllm-v0-eager \
+    run 0 "serve-eager-host-floor-$model-$cl" -- serve --model "$model" --cluster "$cl" --engine vllm-v0-eager \
         --gpus 8 --tp 8 --dtype fp16 --arrival offline --requests 1 --prompt-len 512 --output-len 64 --json
     tpot=$(sed -n '/^  "tpot_s": {/,/^  }/s/^    "mean": \([0-9.eE+-]*\).*/\1/p' "$tmp/out")
     if awk -v t="$tpot" -v f="$floor" -v s="$speed" 'BEGIN { w = f / s / 1000
         exit !(s > 0 && t > w * 0.999 && t < w * 1.001) }'; then ok; else
-        bad "TPOT ${tpot:-nothing} s on $cl, not the host floor $floor ms / $speed"; fi
+        bad "TPOT ${tpot:-nothing} s of $model on $cl, not the host floor $floor ms / $speed"; fi
     has "\"host_cpu\": \"$cpu\""
+done
 done
 # -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
 # less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
@@ -1516,6 +1524,8 @@ corpus engine-bad-value "$B/engine-bad-value.cfg:7: admission: unknown value \"g
     $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-bad-value.cfg --csv "$O.csv"
 corpus engine-steps-zero "$B/engine-steps-zero.cfg:7: steps: 0 is out of range \(expected an integer 1\.\.1024\)" \
     $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-steps-zero.cfg --csv "$O.csv"
+corpus engine-rope-kernels "$B/engine-rope-kernels.cfg:6: rope_kernels: 12, more than kernels_per_layer 10" \
+    $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-rope-kernels.cfg --csv "$O.csv"
 corpus engine-large-gpu-partial "$B/engine-large-gpu-partial.cfg:8: except_name: missing \(expected a quoted string\)" \
     $SV --rate 1 --prompt-len 100 --output-len 10 --engine $B/engine-large-gpu-partial.cfg --csv "$O.csv"
 corpus serve-scheduler-steps-zero "--scheduler-steps: 0 is out of range" \
