@@ -283,7 +283,6 @@ static int read_node(const char *path, topo_nodespec *s, llm_err *e)
  * file names must have a row there. */
 static int host_speed(const char *datadir, topo_nodespec *s, llm_err *e)
 {
-    s->host_speed = 1;
     if (!s->host_cpu[0])
         return 0;
     char path[PATH_MAX];

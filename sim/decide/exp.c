@@ -275,9 +275,6 @@ int exp_train_run(const exp_train *x, const exp_run_opts *o,
                      e) ||
         env_cluster(ld, x->cluster, x->nodes, &x->net, &x->overhead, v, e))
         goto fail;
-    /* the stack's host time per kernel is the reference host's
-     * (calib/host-cpus.tsv): the node's CPU takes 1/speed of it */
-    v->stack.host_us_per_kernel /= v->t->spec.host_speed;
     train_input in = {.m = &v->m, .plan = &out->plan, .t = v->t,
                       .routes = v->routes,
                       .gpu = v->t->gpu, .cost = &v->cc, .coll = &v->kc,
@@ -495,7 +492,8 @@ static void serve_setup(const exp_serve *x, exp_env *v, serve_input *in)
     in->p = x->p;
     if (in->p.weight_dt == DT_COUNT)
         in->p.weight_dt = v->m.weight_dtype == DT_BF16 ? DT_BF16 : DT_FP16;
-    engine_defaults(x, &v->engine, v->t->gpu, v->t->spec.host_speed, &in->p);
+    engine_defaults(x, &v->engine, v->t->gpu, topo_host_speed(&v->t->spec),
+                    &in->p);
     in->concurrency = x->concurrency;
     in->think_s = x->think_s;
     in->warmup = x->warmup;

@@ -80,6 +80,11 @@ static const char *const dev_names[DEV_KIND_COUNT] = {
 static const char *const link_names[LINK_KIND_COUNT] = {"nvlink", "pcie",
                                                         "socket", "network"};
 
+double topo_host_speed(const topo_nodespec *s)
+{
+    return s->host_speed > 0 ? s->host_speed : 1;
+}
+
 const char *const topo_cpu_vendor_names[CPU_VENDOR_COUNT] = {
     "other", "intel", "amd", "arm"};
 const char *topo_dev_kind_name(topo_dev_kind k) { return dev_names[k]; }

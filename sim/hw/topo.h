@@ -173,6 +173,9 @@ int topo_route(const topo *t, topo_dist *dc, int src, int dst, uint32_t salt,
 int64_t topo_route_lat(const topo *t, const int *links, int n);
 
 const char *topo_dev_kind_name(topo_dev_kind k);
+/* The node's host speed (spec.host_speed; 1, the reference host's, when
+ * none was set): a framework's host time is its reference figure over it. */
+double topo_host_speed(const topo_nodespec *s);
 const char *topo_link_kind_name(topo_link_kind k);
 
 /* The switch that reduces in the network for a GPU's rail (SHARP): its

@@ -41,6 +41,7 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                        : o->r.attn_kernel[0] ? o->r.attn_kernel
                                              : "the GPU's attention.tsv";
     const topo_nodespec *ns = &o->env.t->spec;
+    double host_us = st->host_us_per_kernel / topo_host_speed(ns);
     char host[96] = "";
     if (ns->host_cpu[0])
         snprintf(host, sizeof host, " on %s (%.2f x the reference host)",
@@ -49,7 +50,7 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                 "activation %.3g, copies %.3g passes; host %.3g us%s x %.3g "
                 "kernels a layer%s; optimizer %.3g passes",
             st->name, st->display, attn, st->norm_passes, st->rope_passes,
-            st->act_passes, st->copy_passes, st->host_us_per_kernel, host,
+            st->act_passes, st->copy_passes, host_us, host,
             st->kernels_per_layer, st->cuda_graphs ? " (CUDA graphs)" : "",
             st->optimizer_passes);
     if (p->precision == DT_FP8)
@@ -220,7 +221,8 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(st, "tp_overlap_hidden",
                         json_real(sp->tp_overlap_hidden));
     json_object_set_new(st, "host_us_per_kernel",
-                        json_real(sp->host_us_per_kernel));
+                        json_real(sp->host_us_per_kernel /
+                                  topo_host_speed(&t->spec)));
     json_object_set_new(st, "host_cpu",
                         json_string(t->spec.host_cpu[0] ? t->spec.host_cpu
                                                         : "reference"));

@@ -864,8 +864,9 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
      * launches about twice the forward's kernels) */
     const stack_spec *st = c->st;
     if (!st->cuda_graphs && st->host_us_per_kernel > 0) {
-        double host = (l1 - l0) * st->kernels_per_layer *
-                      st->host_us_per_kernel * 1e-6;
+        /* the stack's figure is the reference host's (calib/host-cpus.tsv) */
+        double us = st->host_us_per_kernel / topo_host_speed(&c->in->t->spec);
+        double host = (l1 - l0) * st->kernels_per_layer * us * 1e-6;
         if (v->fwd < host)
             v->fwd = host;
         if (v->bwd < 2 * host)
