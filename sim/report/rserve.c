@@ -46,10 +46,10 @@ static void engine_text(FILE *fp, const exp_serve_out *o)
     if (h->launch_s > 0 && h->graph_max_batch > 0)
         fprintf(fp, "launches %.0f us x %.0f kernels a layer, CUDA graphs for "
                "decode batches <= %d", h->launch_s * 1e6,
-               h->kernels_per_layer, h->graph_max_batch);
+               serve_layer_kernels(h, &o->env.m), h->graph_max_batch);
     else if (h->launch_s > 0)
         fprintf(fp, "launches %.0f us x %.0f kernels a layer, no CUDA graphs",
-               h->launch_s * 1e6, h->kernels_per_layer);
+               h->launch_s * 1e6, serve_layer_kernels(h, &o->env.m));
     else
         fprintf(fp, "launches hidden");
     fprintf(fp, "; KV %s%s", dtype_name(p->kv_dt == DT_COUNT ? DT_FP16

@@ -659,9 +659,7 @@ static double host_s(const sim *S, int n)
     return S->p->iteration_overhead_s + S->p->host.per_seq_s * n;
 }
 
-/* Kernels one layer of the model launches under the engine: its count for
- * a Llama-style layer, and what the model's own structure adds or takes. */
-static double layer_kernels(const eprof_host *h, const model_spec *m)
+double serve_layer_kernels(const eprof_host *h, const model_spec *m)
 {
     return h->kernels_per_layer + (m->linear_bias ? h->bias_kernels : 0) +
            (m->norm == NORM_LAYER ? h->layernorm_kernels : 0) -
@@ -672,7 +670,8 @@ static double launch_s(const sim *S, int layers, int np, int nd)
 {
     const eprof_host *h = &S->p->host;
     bool graphed = np == 0 && nd <= h->graph_max_batch;
-    return graphed ? 0 : layers * layer_kernels(h, S->in->m) * h->launch_s;
+    return graphed ? 0
+                   : layers * serve_layer_kernels(h, S->in->m) * h->launch_s;
 }
 
 static int price_batch(sim *S, inst *I, batch *B, const plan *b)

@@ -197,6 +197,11 @@ typedef struct serve_result {
  * smaller, else max_batched_tokens (a prefill-first batch's size too). */
 int serve_token_budget(const serve_params *p);
 
+/* Kernels one layer of model m launches under the engine's host profile:
+ * its count for a Llama-style layer, and what m's structure adds (biases,
+ * LayerNorm) or takes (no RoPE). */
+double serve_layer_kernels(const eprof_host *h, const model_spec *m);
+
 int serve_simulate(const serve_input *in, serve_result *r, llm_err *e);
 
 #endif

@@ -405,6 +405,10 @@ EOF_
     has "\"host_cpu\": \"$cpu\""
 done
 done
+# the engine line counts the model's kernels: BLOOM's 15 + 2 + 2 - 1
+run 0 serve-eager-bloom-kernels -- serve --model bloom-176b --cluster dgx-h100 --engine vllm-v0-eager \
+    --gpus 8 --tp 8 --dtype fp16 --arrival offline --requests 1 --prompt-len 512 --output-len 8
+has 'launches 24 us x 18 kernels a layer, no CUDA graphs'
 # -g N: back-to-back calls for N GPUs from one thread; at 8 B the GPUs take
 # less than 8 calls of calib/nccl-host.tsv call_us, so the host sets the time
 call=$(awk -F'\t' '$1 == "call_us" { print $2 }' calib/nccl-host.tsv)
