@@ -813,6 +813,18 @@ static void add_params(const ctx *c, vcost *v, double x)
         v->params += x;
 }
 
+/* One microbatch's forward and backward on stage 0: the sum over its model
+ * chunks (one of them, the embedding alone, may hold no layer). */
+static void stage0_pass(const vcost *vc, int P, int V, double *fwd,
+                        double *bwd)
+{
+    *fwd = *bwd = 0;
+    for (int k = 0; k < V; k++) {
+        *fwd += vc[k * P].fwd;
+        *bwd += vc[k * P].bwd;
+    }
+}
+
 static void vstage_cost(ctx *c, int vs, vcost *v)
 {
     const model_spec *m = c->m;
@@ -1949,7 +1961,6 @@ static void report_comm(ctx *c, const sim *S, train_result *r,
                         double step, double busy_max, double dp_exposed,
                         int64_t t_free, int64_t t_pipe)
 {
-    const vcost *v0 = &S->vc[0];
     double tp = 0, ep = 0, cp = 0;
     double fsdp = 0;
     for (int vs = 0; vs < c->P * c->V; vs += c->P) { /* stage 0's chunks */
@@ -1965,12 +1976,11 @@ static void report_comm(ctx *c, const sim *S, train_result *r,
     r->exposed_comm_s[COMM_PP] = (t_pipe - t_free) * 1e-9;
     r->exposed_comm_s[COMM_DP] = (dp_exposed > 0 ? dp_exposed : 0) +
                                  fsdp * c->M;
-    r->fwd_s = v0->fwd;
-    r->bwd_s = v0->bwd;
+    stage0_pass(S->vc, c->P, c->V, &r->fwd_s, &r->bwd_s);
     /* nvidia-smi's GPU-Util: any kernel running (NCCL ones included) */
     double active = busy_max + r->interference.extra_s +
                     (dp_exposed > 0 ? dp_exposed : 0) +
-                    optimizer_s(c, v0->params);
+                    optimizer_s(c, stage_params(c, S, 0));
     r->gpu_util = active / step > 1 ? 1 : active / step;
 }
 
@@ -2067,7 +2077,8 @@ int train_estimate(const train_input *in, train_result *r, llm_err *e)
     double step = c.M * stage_max + (c.P - 1) * pipe_fill +
                   2.0 * (nv - 1) * p2p + dp_tail;
     int failed = c.failed;
-    double fwd0 = vc[0].fwd, bwd0 = vc[0].bwd;
+    double fwd0, bwd0;
+    stage0_pass(vc, c.P, c.V, &fwd0, &bwd0);
     free(vc);
     if (failed)
         return -1;

@@ -178,8 +178,8 @@ typedef struct train_result {
     bool input_bound;     /* the wait is more than rounding (1e-6 of it) */
     double loader_need_s; /* CPU time per step per worker to load M */
     double loader_step_s; /* the steady state's mean step */
-    double fwd_s, bwd_s;      /* one microbatch on the first stage (its first
-                                 virtual stage) */
+    double fwd_s, bwd_s;      /* one microbatch on the first stage (all its
+                                 model chunks) */
     int microbatches;
     double dp_bytes_per_gpu;  /* bytes each GPU sends for gradients/params */
     uint64_t events;          /* the step's schedule on the engine */

@@ -239,6 +239,16 @@ static void test_uneven_stages(void **state)
     mem_train_stage(&v.m, &p, &v.ov, 0, -1, &s0);
     mem_train_stage(&v.m, &p, &v.ov, 1, -1, &s1);
     assert_true(s0.params_per_gpu < s1.params_per_gpu / 2);
+    /* stage 0's pass per microbatch counts all its chunks: 2 stages of 16
+     * layers, or of 2 chunks of 8, do the same work a microbatch */
+    p.layers_per_stage.n = 0;
+    p.pp = 2, p.dp = 4, p.schedule = SCHED_1F1B;
+    p.global_batch = 4 * p.dp;
+    train_result one = run(&v, &p, true);
+    p.schedule = SCHED_INTERLEAVED, p.vpp = 2;
+    train_result two = run(&v, &p, true);
+    assert_close(two.fwd_s, one.fwd_s, 1e-6);
+    assert_close(two.bwd_s, one.bwd_s, 1e-6);
     env_close(&v);
 }
 
