@@ -121,12 +121,13 @@ const setting settings_table[] = {
     {.flag = "vpp", INT(1, 1024), .dflt = "1",
      .help = "virtual stages per GPU (interleaved schedule)",
      .at = {TRAIN("parallel.vpp", plan.vpp)}},
-    {.flag = "layers-per-stage", .type = SET_INTLIST, .lo = 1,
+    {.flag = "layers-per-stage", .type = SET_INTLIST, .lo = 0,
      .hi = MODEL_MAX_LAYERS, .size = PLAN_MAX_VSTAGES,
      .dflt_help = "even; when pp does not divide the layers but divides "
                   "layers + 2, the first and last stage a layer short",
      .help = "layers of each pipeline stage (interleaved: of each virtual "
-             "stage, in model order)",
+             "stage, in model order; 0 on the first or last: the "
+             "embedding or the loss alone)",
      .at = {TRAIN("parallel.layers_per_stage", plan.layers_per_stage)}},
     {.flag = "micro-batch", INT(1, 1 << 20), .dflt = "1",
      .help = "sequences per microbatch",

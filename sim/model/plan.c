@@ -31,7 +31,10 @@ int plan_vstages(const plan_train *p)
 }
 
 /* Layers of virtual stage vs when none are given: even, else the first and
- * the last a layer short (the embedding and the loss count as layers). */
+ * the last a layer short (the embedding and the loss count as layers).
+ * With one layer a chunk, the first chunk holds the embedding alone and the
+ * last the output layer and loss alone: Llama 3 405B's 126 layers in 16
+ * stages of 8 chunks (Dubey et al. 2024, Sec. 3.3.2). */
 static int derived_layers(const model_spec *m, int nv, int vs)
 {
     if (m->layers % nv == 0)
@@ -43,7 +46,7 @@ static int derived_layers(const model_spec *m, int nv, int vs)
 bool plan_layers_split(const model_spec *m, int nv)
 {
     return m->layers % nv == 0 ||
-           ((m->layers + 2) % nv == 0 && (m->layers + 2) / nv >= 2);
+           (m->layers + 2) % nv == 0;
 }
 
 void plan_vstage_layers(const model_spec *m, const plan_train *p, int vs,
@@ -153,7 +156,8 @@ static int check_tp(const model_spec *m, int tp, llm_err *e)
 }
 
 /* The layers split over the (virtual) stages: a given list sums to the
- * layers with one entry per virtual stage, each at least 1; a derived
+ * layers with one entry per virtual stage, each at least 1 but the first
+ * and the last (which may hold the embedding or the loss alone); a derived
  * split needs pp x vpp to divide the layers, or layers + 2. */
 static int check_split(const model_spec *m, const plan_train *p, llm_err *e)
 {
@@ -180,8 +184,19 @@ static int check_split(const model_spec *m, const plan_train *p, llm_err *e)
                        p->schedule == SCHED_INTERLEAVED ? "virtual stage"
                                                         : "stage");
     long sum = 0;
-    for (int i = 0; i < l->n; i++)
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i] < 1 && i > 0 && i < l->n - 1)
+            return err_set(e, "--layers-per-stage gives %s %d no layers "
+                              "(expected at least 1 layer on every %s but "
+                              "the first and the last, which may hold the "
+                              "embedding or the loss alone)",
+                           p->schedule == SCHED_INTERLEAVED ? "virtual stage"
+                                                            : "stage",
+                           i, p->schedule == SCHED_INTERLEAVED
+                                  ? "virtual stage"
+                                  : "stage");
         sum += l->v[i];
+    }
     if (sum != m->layers)
         return err_set(e, "--layers-per-stage sums to %ld, and %s has %d "
                           "layers (expected a sum of %d)",

@@ -639,6 +639,15 @@ run 1 train-uneven-split -- train --model llama-2-7b --cluster dgx-h100 --tp 1 -
 has 'does not split the 32 layers of llama-2-7b: 5 stages divide neither 32 nor 34'
 run 1 train-uneven-entry -- train "$tmp/uneven.cfg" --layers-per-stage 6,x
 has '^llmsim train: --layers-per-stage: "6,x" is not a list of integers'
+# a layer a chunk: Llama 3 405B's 126 layers in 16 x 8 chunks, the first
+# holding the embedding alone and the last the loss (Meta's plan); an
+# empty chunk in the middle is refused
+run 0 train-uneven-emb-chunk -- train --model llama-3.1-405b --cluster dgx-h100 --nodes 16 \
+    --tp 8 --pp 16 --dp 1 --global-batch 16 --seq-len 8192 --recompute full \
+    --schedule interleaved --vpp 8 --allow-oom
+has '^layers per virtual stage 0, 1 x 126, 0$'
+run 1 train-uneven-empty -- train "$tmp/uneven.cfg" --layers-per-stage 16,0,8,8
+has '^llmsim train: --layers-per-stage gives stage 1 no layers \(expected at least 1 layer on every stage but the first and the last'
 # software stacks: the report names the stack and the kernel it priced;
 # an unknown name, a bad profile key, and eager PyTorch slower than
 # Megatron-Core's fused kernels on the same plan

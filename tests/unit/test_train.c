@@ -198,6 +198,27 @@ static void test_uneven_stages(void **state)
     assert_int_equal(plan_train_check(&m, &p, &e), 0);
     assert_int_equal(plan_stage_layer_count(&m, &p, 0), 3 + 4);
     assert_int_equal(plan_stage_layer_count(&m, &p, 3), 4 + 3);
+    /* a layer a chunk (Llama 3 405B in 16 stages of 8 chunks, Dubey et al.
+     * 2024 Sec. 3.3.2): the first chunk holds the embedding alone, the last
+     * the loss alone, stages 0 and 15 have 7 layers and the others 8 */
+    m.layers = 126, p.pp = 16, p.vpp = 8;
+    assert_int_equal(plan_train_check(&m, &p, &e), 0);
+    plan_vstage_layers(&m, &p, 0, &a, &b);
+    assert_int_equal(b - a, 0);
+    plan_vstage_layers(&m, &p, 127, &a, &b);
+    assert_int_equal(a, 126);
+    assert_int_equal(b, 126);
+    assert_int_equal(plan_stage_layer_count(&m, &p, 0), 7);
+    assert_int_equal(plan_stage_layer_count(&m, &p, 1), 8);
+    assert_int_equal(plan_stage_layer_count(&m, &p, 15), 7);
+    /* a given list may leave the first and last chunk empty, no other */
+    m.layers = 30, p.pp = 4, p.vpp = 1, p.schedule = SCHED_1F1B;
+    p.layers_per_stage = (plan_int_list){.n = 4, .v = {0, 15, 15, 0}};
+    assert_int_equal(plan_train_check(&m, &p, &e), 0);
+    p.layers_per_stage = (plan_int_list){.n = 4, .v = {10, 0, 10, 10}};
+    assert_int_equal(plan_train_check(&m, &p, &e), -1);
+    assert_non_null(strstr(e.msg, "gives stage 1 no layers"));
+    p.layers_per_stage.n = 0;
     /* refused: neither layers nor layers + 2 split, a list that does not
      * add up, a list of the wrong length */
     m.layers = 32, p.pp = 5, p.vpp = 1, p.schedule = SCHED_1F1B;
