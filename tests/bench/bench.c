@@ -392,12 +392,14 @@ int main(void)
     p.recompute = RECOMPUTE_SELECTIVE, p.zero = 2; /* ZeRO-1: 81.9 GiB */
     bench_train("train: Llama-3.1 405B, 16,128 H100 (TP 8, PP 14 x 3, DP 144)",
                 "llama-3.1-405b", "dgx-h100", 2016, p, 0, &cat);
-    /* Meta's plan (Llama 3 paper, Table 4): 126 layers in 16 stages, one
-     * fewer on the first and the last (derived), FSDP without resharding */
+    /* Meta's plan (Llama 3 paper, Table 4 and Sec. 3.3.2): 126 layers in
+     * 16 stages of 8 one-layer chunks, the first holding the embedding
+     * alone and the last the loss (derived), FSDP without resharding */
     p = exp_plan_train_defaults();
     p.tp = 8, p.pp = 16, p.dp = 128, p.sp = true, p.global_batch = 2048;
+    p.schedule = SCHED_INTERLEAVED, p.vpp = 8;
     p.seq_len = 8192, p.recompute = RECOMPUTE_NONE, p.zero = 2;
-    bench_train("train: Llama-3.1 405B as Meta ran it, 16,384 H100 (PP 16)",
+    bench_train("train: Llama-3.1 405B as Meta ran it, 16,384 H100 (PP 16 x 8)",
                 "llama-3.1-405b", "dgx-h100", 2048, p, 0, &cat);
     /* all 16,384: 126 layers split evenly only in 1, 2, 3, 6, 7, ...
      * stages, so context parallelism takes the other factor of two */
