@@ -258,7 +258,7 @@ static const char *const host_keys[] = {"iteration_ms", "per_seq_ms",
                                         "overlap",      "launch_us",
                                         "kernels_per_layer", "graph_max_batch",
                                         "bias_kernels", "layernorm_kernels",
-                                        "rope_kernels"};
+                                        "rope_kernels", "prefill_ms"};
 static const char *const ekernel_keys[] = {"decode_kv_per_query_head"};
 static const char *const kv_keys[] = {"fp8_with_fp8_weights"};
 
@@ -310,7 +310,7 @@ static int load_sched(cfgu *c, const config_setting_t *g, eprof *s)
 
 static int load_host(cfgu *c, const config_setting_t *g, eprof *s)
 {
-    double it_ms = 0, seq_ms = 0, launch_us = 0;
+    double it_ms = 0, seq_ms = 0, launch_us = 0, prefill_ms = 0;
     if (cfgu_check_keys(c, g, host_keys, COUNT(host_keys)) ||
         cfgu_double(c, g, "iteration_ms", false, 0, 1e4, &it_ms) ||
         cfgu_double(c, g, "per_seq_ms", false, 0, 1e3, &seq_ms) ||
@@ -325,7 +325,8 @@ static int load_host(cfgu *c, const config_setting_t *g, eprof *s)
         cfgu_double(c, g, "layernorm_kernels", false, 0, 1e4,
                     &s->host.layernorm_kernels) ||
         cfgu_double(c, g, "rope_kernels", false, 0, 1e4,
-                    &s->host.rope_kernels))
+                    &s->host.rope_kernels) ||
+        cfgu_double(c, g, "prefill_ms", false, 0, 1e4, &prefill_ms))
         return -1;
     if (s->host.rope_kernels > s->host.kernels_per_layer)
         return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "rope_kernels",
@@ -335,6 +336,7 @@ static int load_host(cfgu *c, const config_setting_t *g, eprof *s)
     s->iteration_overhead_s = it_ms * 1e-3;
     s->host.per_seq_s = seq_ms * 1e-3;
     s->host.launch_s = launch_us * 1e-6;
+    s->host.prefill_s = prefill_ms * 1e-3;
     return 0;
 }
 

@@ -483,6 +483,7 @@ static void engine_defaults(const exp_serve *x, const eprof *en,
     p->host = en->host;
     p->host.per_seq_s /= host_speed;
     p->host.launch_s /= host_speed;
+    p->host.prefill_s /= host_speed;
 }
 
 /* The pools' GPU, cost tables and idle power; the model's dtype when none

@@ -652,11 +652,13 @@ static void pad_static(const inst *I, infer_chunk *chunks, int np, int *nd,
     }
 }
 
-/* Host time of an iteration of n sequences, and the launches a stage of
- * `layers` layers takes when no CUDA graph replays it. */
-static double host_s(const sim *S, int n)
+/* Host time of an iteration of n sequences, np of them in their prefill,
+ * and the launches a stage of `layers` layers takes when no CUDA graph
+ * replays it. */
+static double host_s(const sim *S, int n, int np)
 {
-    return S->p->iteration_overhead_s + S->p->host.per_seq_s * n;
+    return S->p->iteration_overhead_s + S->p->host.per_seq_s * n +
+           (np > 0 ? S->p->host.prefill_s : 0);
 }
 
 double serve_layer_kernels(const eprof_host *h, const model_spec *m)
@@ -670,8 +672,9 @@ static double launch_s(const sim *S, int layers, int np, int nd)
 {
     const eprof_host *h = &S->p->host;
     bool graphed = np == 0 && nd <= h->graph_max_batch;
-    return graphed ? 0
-                   : layers * serve_layer_kernels(h, S->in->m) * h->launch_s;
+    if (graphed)
+        return 0;
+    return layers * serve_layer_kernels(h, S->in->m) * h->launch_s;
 }
 
 static int price_batch(sim *S, inst *I, batch *B, const plan *b)
@@ -732,7 +735,7 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
      * not hide, when the engine overlaps them), and swaps the scheduler
      * ordered */
     double gpu = B->stage_s[0];
-    double host = host_s(S, b->n);
+    double host = host_s(S, b->n, np);
     if (S->p->host.overlap)
         host = fmax(0, host - gpu);
     B->stage_s[0] += host + swap_s(S, I, b->swap_out_blocks, false) +
