@@ -381,8 +381,10 @@ quiet
 # node's host speed (stacks/vllm-v0-eager.cfg, calib/host-cpus.tsv); Llama-2
 # 70B at TP 8 streams 17 GB a step, 6-9 ms on either GPU, so the host binds
 # BLOOM-176B's layers (70) launch the Llama count plus its biases and
-# LayerNorm residual adds, less the rotary kernel
+# LayerNorm residual adds, less the rotary kernel.  A 16-token prompt's
+# first token is bound the same way, and its iteration adds prefill_ms
 eng=stacks/vllm-v0-eager.cfg
+prefill=$(awk -F' *= *' '/^  prefill_ms/ { sub(";", "", $2); print $2 }' "$eng")
 for mk in llama-2-70b:80:0 bloom-176b:70:1; do
     IFS=: read -r model layers bloom <<EOF_
 $mk
@@ -403,6 +405,12 @@ EOF_
         exit !(s > 0 && t > w * 0.999 && t < w * 1.001) }'; then ok; else
         bad "TPOT ${tpot:-nothing} s of $model on $cl, not the host floor $floor ms / $speed"; fi
     has "\"host_cpu\": \"$cpu\""
+    run 0 "serve-eager-prefill-floor-$model-$cl" -- serve --model "$model" --cluster "$cl" --engine vllm-v0-eager \
+        --gpus 8 --tp 8 --dtype fp16 --arrival offline --requests 1 --prompt-len 16 --output-len 2 --json
+    ttft=$(sed -n '/^  "ttft_s": {/,/^  }/s/^    "mean": \([0-9.eE+-]*\).*/\1/p' "$tmp/out")
+    if awk -v t="$ttft" -v f="$floor" -v p="$prefill" -v s="$speed" 'BEGIN { w = (f + p) / s / 1000
+        exit !(s > 0 && p > 0 && t > w * 0.999 && t < w * 1.001) }'; then ok; else
+        bad "TTFT ${ttft:-nothing} s of $model on $cl, not the host floor ($floor + $prefill) ms / $speed"; fi
 done
 done
 # the engine line counts the model's kernels: BLOOM's 15 + 2 + 2 - 1
