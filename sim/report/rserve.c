@@ -43,7 +43,7 @@ static void engine_text(FILE *fp, const exp_serve_out *o)
            "iteration", en->name, en->display,
            p->iteration_overhead_s * 1e3, h->per_seq_s * 1e3);
     if (h->prefill_s > 0)
-        fprintf(fp, ", + %.2f ms with a prefill", h->prefill_s * 1e3);
+        fprintf(fp, ", + %.2f ms with a prefill at TP > 1", h->prefill_s * 1e3);
     fprintf(fp, "%s; ", h->overlap ? ", overlapped with the GPU" : "");
     if (h->launch_s > 0 && h->graph_max_batch > 0)
         fprintf(fp, "launches %.0f us x %.0f kernels a layer, CUDA graphs for "

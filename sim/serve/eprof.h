@@ -50,10 +50,11 @@ typedef struct eprof_host {
      * all-reduce), of a LayerNorm model (its residual adds, which the
      * fused RMSNorm kernel takes), and fewer without RoPE (its kernel) */
     double bias_kernels, layernorm_kernels, rope_kernels;
-    double prefill_s;  /* host time an iteration that runs a prefill
-                          spends beside the fixed part, before its forward
-                          (prompt inputs prepared and sent to each worker)
-                          and, like it, not hidden by the GPU */
+    double prefill_s;  /* host time an iteration that runs a prefill on
+                          more than one GPU (tensor parallelism) spends
+                          beside the fixed part, before its forward: the
+                          prompts' inputs sent to each worker process;
+                          like the fixed part, not hidden by the GPU */
     int graph_max_batch; /* decode-only batches of at most this many
                             sequences replay a CUDA graph: no launches
                             (0: no graphs) */

@@ -653,12 +653,13 @@ static void pad_static(const inst *I, infer_chunk *chunks, int np, int *nd,
 }
 
 /* Host time of an iteration of n sequences, np of them in their prefill,
+ * on tp GPUs (a prefill's inputs go to each of tp > 1 worker processes),
  * and the launches a stage of `layers` layers takes when no CUDA graph
  * replays it. */
-static double host_s(const sim *S, int n, int np)
+static double host_s(const sim *S, int n, int np, int tp)
 {
     return S->p->iteration_overhead_s + S->p->host.per_seq_s * n +
-           (np > 0 ? S->p->host.prefill_s : 0);
+           (np > 0 && tp > 1 ? S->p->host.prefill_s : 0);
 }
 
 double serve_layer_kernels(const eprof_host *h, const model_spec *m)
@@ -735,7 +736,7 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
      * not hide, when the engine overlaps them), and swaps the scheduler
      * ordered */
     double gpu = B->stage_s[0];
-    double host = host_s(S, b->n, np);
+    double host = host_s(S, b->n, np, P->tp);
     if (S->p->host.overlap)
         host = fmax(0, host - gpu);
     B->stage_s[0] += host + swap_s(S, I, b->swap_out_blocks, false) +
