@@ -36,6 +36,7 @@ double coll_busbw_factor(coll_op op, int n)
 
 typedef struct edge {
     int src, dst, level;
+    int route; /* net_route_id of its first flow, -1 before it */
 } edge;
 
 typedef struct phase {
@@ -100,7 +101,7 @@ static bool add_edge(phase *p, int src, int dst, int level)
         p->e = e;
         p->cap = cap;
     }
-    p->e[p->ne++] = (edge){src, dst, level};
+    p->e[p->ne++] = (edge){src, dst, level, -1};
     return true;
 }
 
@@ -946,18 +947,23 @@ static void launch_step(engine *eng, void *ctx, uint64_t arg)
     run *r = ctx;
     (void)arg;
     (void)eng;
-    const phase *p = &r->ph[r->cur];
+    phase *p = &r->ph[r->cur];
     int started = 0;
     r->outstanding = 1; /* guard: flows may complete synchronously */
     for (int i = 0; i < p->ne; i++) {
         int c = r->step - p->e[i].level;
         if (p->K > 0 && (c < 0 || c >= p->K))
             continue;
+        edge *e = &p->e[i];
+        if (e->route < 0) /* the same route every step: look it up once */
+            e->route = net_route_id(r->rt, e->src, e->dst, (uint32_t)i);
         r->outstanding++;
         started++;
-        if (net_flow_lat(r->n, p->e[i].src, p->e[i].dst, p->bytes,
-                         (uint32_t)i, p->max_Bps, p->ring ? 0 : -1, flow_done,
-                         r, 1) < 0) {
+        if (e->route < 0 ||
+            net_flow_route(r->n, e->route, p->bytes, p->max_Bps,
+                           p->ring ? 0 : -1, flow_done, r, 1) < 0) {
+            if (e->route == NET_NOMEM)
+                engine_fail(net_engine(r->n));
             r->failed = true;
             r->outstanding--;
             continue;

@@ -637,14 +637,29 @@ int net_flow_capped(net *n, int src, int dst, double bytes, uint32_t salt,
                         arg);
 }
 
+int net_route_id(net_routes *r, int src, int dst, uint32_t salt)
+{
+    bool nomem;
+    const rentry *e = cached_route(r, src, dst, salt, &nomem);
+    if (!e)
+        return nomem ? NET_NOMEM : -1;
+    return (int)(e - r->cache.body);
+}
+
 int net_flow_lat(net *n, int src, int dst, double bytes, uint32_t salt,
                  double max_Bps, int64_t lat_ns, engine_fn done, void *ctx,
                  uint64_t arg)
 {
-    bool nomem;
-    const rentry *rt = cached_route(n->routes, src, dst, salt, &nomem);
-    if (!rt)
-        return nomem ? out_of_memory(n) : -1;
+    int id = net_route_id(n->routes, src, dst, salt);
+    if (id < 0)
+        return id == NET_NOMEM ? out_of_memory(n) : -1;
+    return net_flow_route(n, id, bytes, max_Bps, lat_ns, done, ctx, arg);
+}
+
+int net_flow_route(net *n, int route, double bytes, double max_Bps,
+                   int64_t lat_ns, engine_fn done, void *ctx, uint64_t arg)
+{
+    const rentry *rt = &n->routes->cache.body[route];
     int hops = rt->hops;
     const int *path = rt->path;
     int64_t lat = lat_ns >= 0 ? lat_ns : rt->lat_ns;

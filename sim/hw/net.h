@@ -76,6 +76,15 @@ int net_flow_lat(net *n, int src, int dst, double bytes, uint32_t salt,
                  double max_Bps, int64_t lat_ns, engine_fn done, void *ctx,
                  uint64_t arg);
 
+/* The route from src to dst under salt as a handle into the routes' cache
+ * (stable while they live): >= 0, -1 when dst is unreachable, NET_NOMEM
+ * when memory ran out.  A caller that starts many flows on one pair keeps
+ * it and starts them with net_flow_route, skipping the lookup. */
+int net_route_id(net_routes *r, int src, int dst, uint32_t salt);
+/* As net_flow_lat, on a route from net_route_id. */
+int net_flow_route(net *n, int route, double bytes, double max_Bps,
+                   int64_t lat_ns, engine_fn done, void *ctx, uint64_t arg);
+
 /* Scales every link's bandwidth of a kind (protocol efficiency); call
  * before any flow starts. */
 void net_scale_bw(net *n, topo_link_kind kind, double factor);
