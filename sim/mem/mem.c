@@ -545,7 +545,7 @@ static void train_activations(const model_spec *m, const plan_train *p,
                                          &in_flight);
     }
     r->in_flight = in_flight;
-    r->act_per_layer = sum / nl;
+    r->act_per_layer = nl > 0 ? sum / nl : 0; /* the embedding alone: none */
     r->act_working = working;
 
     const double v = act_bytes_per_value(p);

@@ -1,4 +1,5 @@
 /* Training step: closed forms of the schedule and the event loop. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "decide/exp.h"
@@ -270,6 +271,17 @@ static void test_uneven_stages(void **state)
     train_result two = run(&v, &p, true);
     assert_close(two.fwd_s, one.fwd_s, 1e-6);
     assert_close(two.bwd_s, one.bwd_s, 1e-6);
+    /* a stage of the embedding alone holds its weights and no layer's
+     * activations (a finite peak, below a stage of layers) */
+    p.schedule = SCHED_1F1B, p.vpp = 1, p.pp = 4, p.dp = 2;
+    p.global_batch = 4 * p.dp;
+    p.layers_per_stage = (plan_int_list){.n = 4, .v = {0, 16, 16, 0}};
+    mem_train_stage(&v.m, &p, &v.ov, 0, -1, &s0);
+    mem_train_stage(&v.m, &p, &v.ov, 1, -1, &s1);
+    assert_true(isfinite(s0.total) && s0.total > 0);
+    assert_true(s0.params_per_gpu > 0);
+    assert_true(s0.act_layers_held == 0 && s0.act_per_layer == 0);
+    assert_true(s0.total < s1.total);
     env_close(&v);
 }
 
