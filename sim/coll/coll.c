@@ -36,7 +36,9 @@ double coll_busbw_factor(coll_op op, int n)
 
 typedef struct edge {
     int src, dst, level;
-    int route; /* net_route_id of its first flow, -1 before it */
+    int route;      /* net_route_id of its first flow, -1 before it */
+    int64_t lat_ns; /* its route's latency after the last byte (not a
+                       ring's: its steps account for theirs) */
 } edge;
 
 typedef struct phase {
@@ -69,6 +71,8 @@ typedef struct run {
     int nph, cur, step, outstanding;
     int steps_done;
     int64_t step_begin_ns;
+    int64_t step_end_ns; /* the latest arrival of this step's flows: each
+                            flow's last byte plus its route's latency */
     bool fast; /* alone on the network: identical ring steps skipped */
     int ch_kept; /* fast: of ch identical channels, the one simulated
                     stands for all (1 = every channel simulated) */
@@ -101,7 +105,7 @@ static bool add_edge(phase *p, int src, int dst, int level)
         p->e = e;
         p->cap = cap;
     }
-    p->e[p->ne++] = (edge){src, dst, level, -1};
+    p->e[p->ne++] = (edge){src, dst, level, -1, 0};
     return true;
 }
 
@@ -926,42 +930,64 @@ static bool skip_ahead(engine *eng, run *r)
 }
 
 /* arg 1: a flow of the current step arrived; 0: launch_step's guard */
-static void flow_done(engine *eng, void *ctx, uint64_t arg)
+/* The step's last flow has arrived. */
+static void step_done(engine *eng, void *ctx, uint64_t arg)
 {
     run *r = ctx;
-#ifdef LLMSIM_CHECK
-    if (arg)
-        r->recv_bytes += r->ph[r->cur].bytes;
-#else
     (void)arg;
-#endif
-    if (--r->outstanding > 0)
-        return;
     r->steps_done++;
     if (!skip_ahead(eng, r))
         advance(eng, r, 0);
+}
+
+/* arg e + 1: edge e's flow delivered its last byte (its route's latency
+ * is still to come: the step ends at the latest arrival, one event for
+ * all its flows rather than one each); 0: launch_step's guard */
+static void flow_done(engine *eng, void *ctx, uint64_t arg)
+{
+    run *r = ctx;
+    if (arg) {
+        const edge *e = &r->ph[r->cur].e[arg - 1];
+        int64_t at = engine_now(eng) + e->lat_ns;
+        if (at > r->step_end_ns)
+            r->step_end_ns = at;
+#ifdef LLMSIM_CHECK
+        r->recv_bytes += r->ph[r->cur].bytes;
+#endif
+    }
+    if (--r->outstanding > 0)
+        return;
+    int64_t wait = r->step_end_ns - engine_now(eng);
+    if (wait > 0)
+        engine_after(eng, wait, step_done, r, 0);
+    else
+        step_done(eng, r, 0);
 }
 
 static void launch_step(engine *eng, void *ctx, uint64_t arg)
 {
     run *r = ctx;
     (void)arg;
-    (void)eng;
     phase *p = &r->ph[r->cur];
     int started = 0;
+    r->step_end_ns = engine_now(eng);
     r->outstanding = 1; /* guard: flows may complete synchronously */
     for (int i = 0; i < p->ne; i++) {
         int c = r->step - p->e[i].level;
         if (p->K > 0 && (c < 0 || c >= p->K))
             continue;
         edge *e = &p->e[i];
-        if (e->route < 0) /* the same route every step: look it up once */
+        if (e->route < 0) { /* the same route every step: look it up once */
             e->route = net_route_id(r->rt, e->src, e->dst, (uint32_t)i);
+            e->lat_ns = e->route >= 0 && !p->ring
+                            ? net_route_lat_ns(r->rt, e->route)
+                            : 0;
+        }
         r->outstanding++;
         started++;
         if (e->route < 0 ||
-            net_flow_route(r->n, e->route, p->bytes, p->max_Bps,
-                           p->ring ? 0 : -1, flow_done, r, 1) < 0) {
+            net_flow_route(r->n, e->route, p->bytes, p->max_Bps, 0,
+                           flow_done, r, (uint64_t)i + 1) < 0) {
             if (e->route == NET_NOMEM)
                 engine_fail(net_engine(r->n));
             r->failed = true;
@@ -1457,14 +1483,16 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
 
 /* ---- what a simulation costs --------------------------------------------- */
 
-/* Engine events per flow (its bytes' completion, its latency's end, its
- * share of the rate solves) and per simulated step (launch and advance),
- * fitted to measured counts (tests/unit/test_budget.c). */
+/* Engine events per flow (its bytes' completion, its delivery, its share
+ * of the rate solves) and per simulated step (launch and advance), fitted
+ * to measured counts (tests/unit/test_budget.c); a step that is not a
+ * ring's waits out its flows' route latency with one event more. */
 #define EVENTS_PER_FLOW 2.0
 #define EVENTS_PER_STEP 3.0
 
 typedef struct sim_cost {
     double flows, steps, width;
+    double ends; /* steps ended after their flows' latency */
 } sim_cost;
 
 /* A phase of `steps` identical steps of `edges` flows each; run fast, two
@@ -1474,6 +1502,8 @@ static void cost_ring(sim_cost *c, double edges, double steps, bool fast)
     double simulated = fast && steps >= 3 ? 2 : steps;
     c->flows += edges * simulated;
     c->steps += simulated;
+    if (steps == 1) /* one step: not a ring's (phase.ring) */
+        c->ends += 1;
     if (steps > 0 && edges > c->width)
         c->width = edges;
 }
@@ -1488,6 +1518,7 @@ static void cost_pipe(sim_cost *c, double edges, double L, double K,
     bool skip = fast && K >= L + 3;
     c->flows += edges * (skip ? L + 2 : K);
     c->steps += skip ? 2 * L + 2 : L + K;
+    c->ends += skip ? 2 * L + 2 : L + K;
     if (edges > c->width)
         c->width = edges;
 }
@@ -1497,7 +1528,7 @@ static void cost_pipe(sim_cost *c, double edges, double L, double K,
 static sim_cost algo_cost(const coll_calib *cal, coll_op op, coll_algo a,
                           const coll_shape *s, double bytes, bool fast)
 {
-    sim_cost c = {0, 0, 0};
+    sim_cost c = {0, 0, 0, 0};
     double n = s->n, nn = s->nodes, g = n / nn;
     double ch = nn > 1 && s->nics > 0 ? s->nics : 1;
     switch (a) {
@@ -1582,7 +1613,8 @@ coll_sim_cost coll_sim_estimate(const coll_calib *cal, coll_op op,
                  !shape_proto_ok(cal, s, p)))
                 continue;
             sim_cost c = algo_cost(cal, op, (coll_algo)a, s, bytes, fast);
-            k.events += EVENTS_PER_FLOW * c.flows + EVENTS_PER_STEP * c.steps;
+            k.events += EVENTS_PER_FLOW * c.flows + EVENTS_PER_STEP * c.steps +
+                        c.ends;
             k.sims++;
             if (c.width > k.max_flows)
                 k.max_flows = c.width;

@@ -646,6 +646,11 @@ int net_route_id(net_routes *r, int src, int dst, uint32_t salt)
     return (int)(e - r->cache.body);
 }
 
+int64_t net_route_lat_ns(const net_routes *r, int route)
+{
+    return r->cache.body[route].lat_ns;
+}
+
 int net_flow_lat(net *n, int src, int dst, double bytes, uint32_t salt,
                  double max_Bps, int64_t lat_ns, engine_fn done, void *ctx,
                  uint64_t arg)
