@@ -737,7 +737,11 @@ static int price_batch(sim *S, inst *I, batch *B, const plan *b)
      * ordered */
     double gpu = B->stage_s[0];
     double host = host_s(S, b->n, np, P->tp);
-    if (S->p->host.overlap)
+    /* overlapped with the GPU's previous iteration: only when one ran up
+     * to now (after an idle gap the host's work has nothing to hide
+     * behind) */
+    if (S->p->host.overlap && I->iterations > 0 &&
+        engine_now(S->eng) == I->stage_free[0])
         host = fmax(0, host - gpu);
     B->stage_s[0] += host + swap_s(S, I, b->swap_out_blocks, false) +
                      swap_s(S, I, b->swap_in_blocks, true);

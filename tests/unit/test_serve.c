@@ -361,7 +361,8 @@ static void one(env *v, const serve_params *p, int P, int O, double *ttft,
 }
 
 /* Host time per iteration adds to the GPU's (fixed + per sequence), or
- * with an overlapping engine only shows where it outlasts the GPU. */
+ * with an overlapping engine only shows where it outlasts the GPU -- but
+ * the first iteration after an idle GPU has nothing to hide behind. */
 static void test_host_cost(void **state)
 {
     (void)state;
@@ -378,7 +379,7 @@ static void test_host_cost(void **state)
     p.host.overlap = true; /* 1.1 ms hides under a 7B step on one A100 */
     one(&v, &p, 512, 8, &t2, &d2);
     assert_true(d0 > 1.1e-3);
-    assert_close(t2, t0, 1e-6);
+    assert_close(t2, t0 + 1.1e-3, 1e-6); /* the prefill follows idleness */
     assert_close(d2, d0, 1e-6);
     p.iteration_overhead_s = 0.05; /* longer than the GPU's: it sets it */
     one(&v, &p, 512, 8, &t3, &d3);
