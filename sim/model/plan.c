@@ -163,8 +163,9 @@ static int check_split(const model_spec *m, const plan_train *p, llm_err *e)
 {
     int nv = plan_vstages(p);
     const plan_int_list *l = &p->layers_per_stage;
-    const char *what = p->schedule == SCHED_INTERLEAVED ? "virtual stages"
-                                                        : "stages";
+    bool il = p->schedule == SCHED_INTERLEAVED;
+    const char *one = il ? "virtual stage" : "stage";
+    const char *what = il ? "virtual stages" : "stages";
     if (l->n == 0) {
         if (plan_layers_split(m, nv))
             return 0;
@@ -172,17 +173,13 @@ static int check_split(const model_spec *m, const plan_train *p, llm_err *e)
                           "%d %s divide neither %d nor %d (the first and "
                           "last stage a layer short) (expected a divisor, "
                           "or --layers-per-stage)",
-                       p->pp, p->schedule == SCHED_INTERLEAVED ? " x --vpp"
-                                                              : "",
-                       m->layers, m->name, nv, what, m->layers,
+                       p->pp, il ? " x --vpp" : "", m->layers, m->name, nv, what, m->layers,
                        m->layers + 2);
     }
     if (l->n != nv)
         return err_set(e, "--layers-per-stage gives %d entries for %d %s "
                           "(expected one per %s)",
-                       l->n, nv, what,
-                       p->schedule == SCHED_INTERLEAVED ? "virtual stage"
-                                                        : "stage");
+                       l->n, nv, what, one);
     long sum = 0;
     for (int i = 0; i < l->n; i++) {
         if (l->v[i] < 1 && i > 0 && i < l->n - 1)
@@ -190,11 +187,7 @@ static int check_split(const model_spec *m, const plan_train *p, llm_err *e)
                               "(expected at least 1 layer on every %s but "
                               "the first and the last, which may hold the "
                               "embedding or the loss alone)",
-                           p->schedule == SCHED_INTERLEAVED ? "virtual stage"
-                                                            : "stage",
-                           i, p->schedule == SCHED_INTERLEAVED
-                                  ? "virtual stage"
-                                  : "stage");
+                           one, i, one);
         sum += l->v[i];
     }
     if (sum != m->layers)
