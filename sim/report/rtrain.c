@@ -41,7 +41,7 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                        : o->r.attn_kernel[0] ? o->r.attn_kernel
                                              : "the GPU's attention.tsv";
     const topo_nodespec *ns = &o->env.t->spec;
-    double host_us = st->host_us_per_kernel / topo_host_speed(ns);
+    double host_us = train_host_us_per_kernel(st, ns);
     char host[96] = "";
     if (ns->host_cpu[0])
         snprintf(host, sizeof host, " on %s (%.2f x the reference host)",
@@ -221,8 +221,7 @@ json_t *rtrain_json(const exp_train_out *o)
     json_object_set_new(st, "tp_overlap_hidden",
                         json_real(sp->tp_overlap_hidden));
     json_object_set_new(st, "host_us_per_kernel",
-                        json_real(sp->host_us_per_kernel /
-                                  topo_host_speed(&t->spec)));
+                        json_real(train_host_us_per_kernel(sp, &t->spec)));
     json_object_set_new(st, "host_cpu",
                         json_string(t->spec.host_cpu[0] ? t->spec.host_cpu
                                                         : "reference"));

@@ -825,6 +825,11 @@ static void stage0_pass(const vcost *vc, int P, int V, double *fwd,
     }
 }
 
+double train_host_us_per_kernel(const stack_spec *st, const topo_nodespec *ns)
+{
+    return st->host_us_per_kernel / topo_host_speed(ns);
+}
+
 static void vstage_cost(ctx *c, int vs, vcost *v)
 {
     const model_spec *m = c->m;
@@ -876,8 +881,7 @@ static void vstage_cost(ctx *c, int vs, vcost *v)
      * launches about twice the forward's kernels) */
     const stack_spec *st = c->st;
     if (!st->cuda_graphs && st->host_us_per_kernel > 0) {
-        /* the stack's figure is the reference host's (calib/host-cpus.tsv) */
-        double us = st->host_us_per_kernel / topo_host_speed(&c->in->t->spec);
+        double us = train_host_us_per_kernel(st, &c->in->t->spec);
         double host = (l1 - l0) * st->kernels_per_layer * us * 1e-6;
         if (v->fwd < host)
             v->fwd = host;

@@ -186,6 +186,11 @@ typedef struct train_result {
     uint64_t net_events;      /* the collectives' flow-level simulations */
 } train_result;
 
+/* The stack's host time per launched kernel on node type ns, in us: its
+ * figure is the reference host's (calib/host-cpus.tsv), which a CPU of
+ * speed s runs in 1/s of the time. */
+double train_host_us_per_kernel(const stack_spec *st, const topo_nodespec *ns);
+
 void train_interfere(const gpu_spec *g, double busbw_Bps, double ch_Bps,
                      double hbm_per_wire, double mem_frac, double compute_s,
                      double comm_s, train_interference *out);
