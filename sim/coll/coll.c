@@ -929,7 +929,6 @@ static bool skip_ahead(engine *eng, run *r)
     return true;
 }
 
-/* arg 1: a flow of the current step arrived; 0: launch_step's guard */
 /* The step's last flow has arrived. */
 static void step_done(engine *eng, void *ctx, uint64_t arg)
 {

@@ -195,11 +195,11 @@ static int expand_links(builder *b, const topo_nodespec *s, const int *first)
  * returns the new length. */
 static size_t put_int(char *buf, size_t n, size_t at, int v)
 {
-    char tmp[12];
+    char tmp[12]; /* an int has at most 10 digits */
     int k = 0;
     do
         tmp[k++] = (char)('0' + v % 10);
-    while ((v /= 10) > 0 && k < (int)sizeof tmp);
+    while ((v /= 10) > 0);
     while (k > 0 && at + 1 < n)
         buf[at++] = tmp[--k];
     buf[at] = '\0';
@@ -218,8 +218,7 @@ static void node_dev_name(char *buf, size_t n, int node, const char *base,
         buf[at++] = '.';
     for (const char *c = base; *c && at + 1 < n; c++)
         buf[at++] = *c;
-    buf[at] = '\0';
-    put_int(buf, n, at, i);
+    put_int(buf, n, at, i); /* ends the string */
 }
 
 static int build_nodes(builder *b, const topo_nodespec *s, int nodes)

@@ -673,9 +673,8 @@ static double launch_s(const sim *S, int layers, int np, int nd)
 {
     const eprof_host *h = &S->p->host;
     bool graphed = np == 0 && nd <= h->graph_max_batch;
-    if (graphed)
-        return 0;
-    return layers * serve_layer_kernels(h, S->in->m) * h->launch_s;
+    return graphed ? 0
+                   : layers * serve_layer_kernels(h, S->in->m) * h->launch_s;
 }
 
 static int price_batch(sim *S, inst *I, batch *B, const plan *b)
