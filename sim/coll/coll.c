@@ -36,7 +36,9 @@ double coll_busbw_factor(coll_op op, int n)
 
 typedef struct edge {
     int src, dst, level;
-    int route;      /* net_route_id of its first flow, -1 before it */
+    int route;      /* net_route_id of its flows (phase_hw looks it up,
+                       salted by the edge's index), -1 before or when
+                       unreachable, NET_NOMEM when memory ran out */
     int64_t lat_ns; /* its route's latency after the last byte (not a
                        ring's: its steps account for theirs) */
 } edge;
@@ -141,15 +143,20 @@ static void phase_hw(const run *r, phase *p)
     double hop_sum = 0;
     p->lat_ns = 0;
     for (int i = 0; i < p->ne; i++) {
-        const topo_dev *a = &t->dev[p->e[i].src], *b = &t->dev[p->e[i].dst];
+        edge *e = &p->e[i];
+        const topo_dev *a = &t->dev[e->src], *b = &t->dev[e->dst];
         bool out = a->node != b->node;
         crosses |= out;
-        int links[32];
-        int h = net_route(r->rt, p->e[i].src, p->e[i].dst, 0, links, 32);
-        p->nomem |= h == NET_NOMEM;
+        /* the route every flow of the edge takes (launch_step's salt),
+         * looked up once for the phase's figures and its flows */
+        e->route = net_route_id(r->rt, e->src, e->dst, (uint32_t)i);
+        p->nomem |= e->route == NET_NOMEM;
+        int h = 0;
+        const int *links =
+            e->route >= 0 ? net_route_links(r->rt, e->route, &h) : NULL;
         bool nvl = h > 0 && t->link[links[0]].kind == LINK_NVLINK;
         nvlink |= nvl;
-        int64_t lat = h > 0 ? topo_route_lat(t, links, h) : 0;
+        int64_t lat = h > 0 ? net_route_lat_ns(r->rt, e->route) : 0;
         if (lat > p->lat_ns)
             p->lat_ns = lat;
         int64_t cls = hw_ns(r, out ? HW_NET : nvl ? HW_NVLINK : HW_PCI);
@@ -157,6 +164,12 @@ static void phase_hw(const run *r, phase *p)
     }
     p->hw = crosses ? HW_NET : nvlink ? HW_NVLINK : HW_PCI;
     p->ring = p->K == 0 && p->steps > 1 && p->ne > 0;
+    /* a pipeline's flows add their route's latency at their end; a
+     * ring's step waits the mean hop latency instead (step_delay) */
+    for (int i = 0; i < p->ne; i++)
+        p->e[i].lat_ns = p->e[i].route >= 0 && !p->ring
+                             ? net_route_lat_ns(r->rt, p->e[i].route)
+                             : 0;
     p->lmin = p->ne > 0 ? p->e[0].level : 0;
     p->lmax = p->lmin;
     for (int i = 1; i < p->ne; i++) {
@@ -707,12 +720,11 @@ static bool channels_alike(const run *r, phase *p, int ch)
     p->nomem |= !ok;
     for (int l = 0; ok && l < L; l++)
         owner[l] = map[l] = map[L + l] = -1;
-    int a[32], b[32];
     for (int i = 0; ok && i < p->ne; i++) {
-        int h = net_route(r->rt, p->e[i].src, p->e[i].dst, (uint32_t)i, a, 32);
-        p->nomem |= h == NET_NOMEM;
-        ok = h >= 0;
-        for (int j = 0; ok && j < h; j++) {
+        ok = p->e[i].route >= 0; /* phase_hw's lookup */
+        int h = 0;
+        const int *a = ok ? net_route_links(r->rt, p->e[i].route, &h) : NULL;
+        for (int j = 0; j < h; j++) {
             int c = i / per;
             owner[a[j]] = owner[a[j]] == -1 || owner[a[j]] == c ? c : -2;
             load[a[j]] += p->max_Bps;
@@ -724,10 +736,10 @@ static bool channels_alike(const run *r, phase *p, int ch)
     for (int c = 1; ok && c < ch; c++) {
         for (int k = 0; ok && k < per; k++) {
             const edge *x = &p->e[k], *y = &p->e[c * per + k];
-            int ha = net_route(r->rt, x->src, x->dst, (uint32_t)k, a, 32);
-            int hb = net_route(r->rt, y->src, y->dst,
-                               (uint32_t)(c * per + k), b, 32);
-            ok = x->level == y->level && ha == hb && ha >= 0;
+            int ha, hb;
+            const int *a = net_route_links(r->rt, x->route, &ha);
+            const int *b = net_route_links(r->rt, y->route, &hb);
+            ok = x->level == y->level && ha == hb;
             for (int j = 0; ok && j < ha; j++) {
                 const topo_link *la = &t->link[a[j]], *lb = &t->link[b[j]];
                 ok = la->bw_Bps == lb->bw_Bps && la->kind == lb->kind &&
@@ -975,13 +987,7 @@ static void launch_step(engine *eng, void *ctx, uint64_t arg)
         int c = r->step - p->e[i].level;
         if (p->K > 0 && (c < 0 || c >= p->K))
             continue;
-        edge *e = &p->e[i];
-        if (e->route < 0) { /* the same route every step: look it up once */
-            e->route = net_route_id(r->rt, e->src, e->dst, (uint32_t)i);
-            e->lat_ns = e->route >= 0 && !p->ring
-                            ? net_route_lat_ns(r->rt, e->route)
-                            : 0;
-        }
+        const edge *e = &p->e[i]; /* its route from phase_hw */
         r->outstanding++;
         started++;
         if (e->route < 0 ||
@@ -1214,18 +1220,18 @@ static bool route_bound_of(const run *r, const phase *p, double *count,
         return false;
     memset(count, 0, sizeof(double) * (size_t)t->nlink);
     for (int k = 0; k < p->ne; k++) {
-        int links[32];
-        int h = net_route(r->rt, p->e[k].src, p->e[k].dst, (uint32_t)k,
-                          links, 32);
-        if (h == NET_NOMEM)
+        int route = p->e[k].route, h = route; /* phase_hw's lookup */
+        if (route == NET_NOMEM)
             return false;
+        const int *links =
+            route >= 0 ? net_route_links(r->rt, route, &h) : NULL;
         double rate = INFINITY;
         for (int j = 0; j < h; j++) {
             const topo_link *l = &t->link[links[j]];
             count[links[j]] += 1;
             rate = fmin(rate, l->bw_Bps * r->cal->link_eff[l->kind]);
         }
-        double lat = h > 0 ? (double)topo_route_lat(t, links, h) : 0;
+        double lat = h > 0 ? (double)net_route_lat_ns(r->rt, route) : 0;
         b->rate_hi = h > 0 ? fmax(b->rate_hi, rate) : INFINITY;
         b->lat_lo_ns = b->lat_lo_ns < 0 ? lat : fmin(b->lat_lo_ns, lat);
     }

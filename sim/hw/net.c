@@ -646,6 +646,12 @@ int net_route_id(net_routes *r, int src, int dst, uint32_t salt)
     return (int)(e - r->cache.body);
 }
 
+const int *net_route_links(const net_routes *r, int route, int *hops)
+{
+    *hops = r->cache.body[route].hops;
+    return r->cache.body[route].path;
+}
+
 int64_t net_route_lat_ns(const net_routes *r, int route)
 {
     return r->cache.body[route].lat_ns;

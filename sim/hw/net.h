@@ -81,6 +81,9 @@ int net_flow_lat(net *n, int src, int dst, double bytes, uint32_t salt,
  * when memory ran out.  A caller that starts many flows on one pair keeps
  * it and starts them with net_flow_route, skipping the lookup. */
 int net_route_id(net_routes *r, int src, int dst, uint32_t salt);
+/* The links of a route from net_route_id (*hops of them), owned by the
+ * routes' cache. */
+const int *net_route_links(const net_routes *r, int route, int *hops);
 /* The latency a route from net_route_id adds after a flow's last byte. */
 int64_t net_route_lat_ns(const net_routes *r, int route);
 /* As net_flow_lat, on a route from net_route_id. */
