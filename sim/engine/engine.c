@@ -15,8 +15,14 @@
  * near_end; when the heap runs dry the next bucket is moved into it; when
  * the buckets run dry the overflow is spread over a fresh set sized to it.
  * Each event is touched a constant number of times, and the heap stays
- * small enough to live in cache.  The order is exactly that of one heap
- * keyed (t_ns, seq): test_engine.c checks it against a sorted list. */
+ * small enough to live in cache.  An event for the current time (a zero
+ * delay: a flow's completion handing on to its owner, a rate solve) skips
+ * all three and joins a FIFO of its own, `now`: every event already queued
+ * for the current time was scheduled before it (a later one for this time
+ * would have joined the FIFO too), so it runs after those and in its own
+ * order, and time cannot move on while the FIFO holds one.  The order is
+ * exactly that of one heap keyed (t_ns, seq): test_engine.c checks it
+ * against a sorted list. */
 
 typedef struct event {
     int64_t t_ns;
@@ -54,6 +60,7 @@ struct engine {
     list *bucket;
     uint32_t nb, nb_cap, cur; /* next bucket to move into the heap */
     list over;
+    list nowq; /* events at now_ns, scheduled while it was the time */
     uint32_t over_n;
     int64_t over_min, over_max;
     bool stop, failed;
@@ -81,6 +88,7 @@ engine *engine_create(uint32_t initial_pool)
     }
     link_free(e, 0, e->pool_cap);
     e->over = (list){NIL, NIL};
+    e->nowq = (list){NIL, NIL};
     return e;
 }
 
@@ -211,6 +219,11 @@ static bool refill(engine *e)
     for (;;) {
         while (e->cur < e->nb && e->bucket[e->cur].head == NIL)
             e->cur++;
+        /* the heap's range grows over the empty buckets skipped: an event
+         * scheduled in it later (by an event of the `now` FIFO, which runs
+         * while the heap is empty) goes to the heap, never to a bucket
+         * already passed */
+        e->near_end = e->far_start - e->width * (int64_t)(e->nb - e->cur);
         if (e->cur < e->nb) {
             uint32_t idx = e->bucket[e->cur].head;
             e->bucket[e->cur] = (list){NIL, NIL};
@@ -267,7 +280,9 @@ engine_ev engine_at(engine *e, int64_t t_ns, engine_fn fn, void *ctx,
     ev->cancelled = false;
     ev->pending = true;
     e->pending++;
-    if (t_ns < e->near_end) {
+    if (t_ns == e->now_ns)
+        list_append(e, &e->nowq, idx);
+    else if (t_ns < e->near_end) {
         if (!heap_push(e, ev, idx))
             engine_fail(e);
     } else if (t_ns < e->far_start) {
@@ -305,19 +320,40 @@ bool engine_cancel(engine *e, engine_ev h)
     return true;
 }
 
+/* The next event in (t_ns, seq) order, NIL when none is left (or when
+ * memory ran out moving a bucket into the heap: e->failed then) or the
+ * next is later than until_ns. */
+static uint32_t next_event(engine *e, int64_t until_ns)
+{
+    if (e->heap_n == 0 && !refill(e)) {
+        e->failed = true; /* out of memory: a bucket's events are lost */
+        return NIL;
+    }
+    if (e->nowq.head != NIL) {
+        if (e->now_ns > until_ns)
+            return NIL;
+        /* queued for this time before the FIFO's first: it goes first */
+        if (e->heap_n > 0 && e->heap[0].t_ns == e->now_ns)
+            return heap_pop(e);
+        uint32_t idx = e->nowq.head;
+        e->nowq.head = e->pool[idx].next;
+        if (e->nowq.head == NIL)
+            e->nowq.tail = NIL;
+        return idx;
+    }
+    if (e->heap_n == 0 || e->heap[0].t_ns > until_ns)
+        return NIL;
+    return heap_pop(e);
+}
+
 uint64_t engine_run(engine *e, int64_t until_ns)
 {
     uint64_t ran = 0;
     e->stop = false;
     while (!e->stop && !e->failed) {
-        if (e->heap_n == 0 && (!refill(e) || e->heap_n == 0)) {
-            if (e->heap_n == 0 && e->pending > 0)
-                e->failed = true; /* out of memory while refilling */
+        uint32_t idx = next_event(e, until_ns);
+        if (idx == NIL)
             break;
-        }
-        if (e->heap[0].t_ns > until_ns)
-            break;
-        uint32_t idx = heap_pop(e);
         event *ev = &e->pool[idx];
         engine_fn fn = ev->fn;
         void *ctx = ev->ctx;

@@ -1,6 +1,7 @@
 /* Engine: the heap gives the same order as a plain sorted list on a random
  * schedule with ties, follow-up events and cancellations; two engines run
- * side by side; time never goes backwards. */
+ * side by side; time never goes backwards; an event for the current time
+ * scheduled after the last bucket still runs what it schedules. */
 #include <gsl/gsl_rng.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -199,12 +200,45 @@ static void test_cancel(void **state)
     engine_destroy(e);
 }
 
+/* A zero-delay event that runs when the heap is empty and every bucket
+ * left is empty (100 events at 0..99 ns make 64 buckets 2 ns wide, the
+ * last 14 of them empty): what it schedules a little later must still
+ * run, at its time, though it falls in the range of buckets already
+ * passed (the `now` FIFO path). */
+static void relay(engine *e, void *ctx, uint64_t arg)
+{
+    counter *c = ctx;
+    assert_true(engine_now(e) >= c->last);
+    c->last = engine_now(e);
+    c->n++;
+    if (arg == 99) /* the last of the first hundred */
+        engine_after(e, 0, relay, c, 1000);
+    else if (arg == 1000)
+        engine_after(e, 10, relay, c, 1001);
+}
+
+static void test_now_fifo_after_the_last_bucket(void **state)
+{
+    (void)state;
+    engine *e = engine_create(4);
+    counter c = {0, 0};
+    for (uint64_t i = 0; i < 100; i++)
+        engine_at(e, (int64_t)i, relay, &c, i);
+    engine_run(e, INT64_MAX);
+    assert_false(engine_failed(e));
+    assert_int_equal(c.n, 102);
+    assert_int_equal(engine_now(e), 109);
+    assert_int_equal(engine_pending(e), 0);
+    engine_destroy(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heap_matches_sorted_list),
         cmocka_unit_test(test_two_engines_and_run_until),
         cmocka_unit_test(test_cancel),
+        cmocka_unit_test(test_now_fifo_after_the_last_bucket),
     };
     return cmocka_run_group_tests_name("engine", tests, NULL, NULL);
 }
