@@ -62,6 +62,16 @@ typedef struct phase {
 
 #define MAX_PHASES 4
 
+/* One algorithm's edges with their routes, kept by coll_time_alone across
+ * the builds of its protocols (each candidate is built for its bound and
+ * again for its run, and an algorithm's edges are the same whatever the
+ * protocol): a build reads an edge's route here when the same src and dst
+ * sit at the same place, and looks it up otherwise. */
+typedef struct route_memo {
+    edge *e[MAX_PHASES];
+    int ne[MAX_PHASES];
+} route_memo;
+
 typedef struct run {
     net *n;
     const topo *t;
@@ -69,6 +79,7 @@ typedef struct run {
     const coll_calib *cal;
     coll_algo algo;
     coll_proto proto;
+    route_memo *memo; /* NULL, or the routes of an earlier build */
     phase ph[MAX_PHASES];
     int nph, cur, step, outstanding;
     int steps_done;
@@ -136,9 +147,11 @@ static int64_t hw_ns(const run *r, coll_hw h)
  * (nsteps - nInterSteps) x intraLat + nInterSteps x interLat: a ring of
  * 14 NVLink hops and 2 network hops pays the network's latency on 2 of
  * every 16 hops, not on every step). */
-static void phase_hw(const run *r, phase *p)
+static void phase_hw(const run *r, int ph, phase *p)
 {
     const topo *t = r->t;
+    const route_memo *m = r->memo;
+    const edge *known = m && m->ne[ph] == p->ne ? m->e[ph] : NULL;
     bool nvlink = false, crosses = false;
     double hop_sum = 0;
     p->lat_ns = 0;
@@ -149,7 +162,9 @@ static void phase_hw(const run *r, phase *p)
         crosses |= out;
         /* the route every flow of the edge takes (launch_step's salt),
          * looked up once for the phase's figures and its flows */
-        e->route = net_route_id(r->rt, e->src, e->dst, (uint32_t)i);
+        e->route = known && known[i].src == e->src && known[i].dst == e->dst
+                       ? known[i].route
+                       : net_route_id(r->rt, e->src, e->dst, (uint32_t)i);
         p->nomem |= e->route == NET_NOMEM;
         int h = 0;
         const int *links =
@@ -762,6 +777,31 @@ static bool channels_alike(const run *r, phase *p, int ch)
     return ok;
 }
 
+/* The first build of an algorithm leaves its edges' routes in the memo
+ * for the builds of its other protocols (phase_hw reads them). */
+static void keep_routes(run *r)
+{
+    route_memo *m = r->memo;
+    for (int i = 0; m && i < r->nph; i++) {
+        const phase *p = &r->ph[i];
+        if (m->ne[i] == p->ne || p->nomem)
+            continue;
+        edge *e = realloc(m->e[i], sizeof *e * (size_t)(p->ne ? p->ne : 1));
+        if (!e)
+            return; /* no memo: the next build looks its routes up */
+        memcpy(e, p->e, sizeof *e * (size_t)p->ne);
+        m->e[i] = e;
+        m->ne[i] = p->ne;
+    }
+}
+
+static void memo_free(route_memo *m, int n)
+{
+    for (int a = 0; a < n; a++)
+        for (int i = 0; i < MAX_PHASES; i++)
+            free(m[a].e[i]);
+}
+
 /* The phases of the collective: 0, -1 when the algorithm does not apply
  * to these ranks, NET_NOMEM when memory ran out. */
 static int build(run *r, const coll_req *q)
@@ -796,7 +836,9 @@ static int build(run *r, const coll_req *q)
         }
     }
     for (int i = 0; ok && i < r->nph; i++)
-        phase_hw(r, &r->ph[i]);
+        phase_hw(r, i, &r->ph[i]);
+    if (ok)
+        keep_routes(r);
     /* alone on the network, a tree's channels that run alike are
      * simulated as one (its phase's figures above are all channels') */
     r->ch_kept = 1;
@@ -1010,8 +1052,8 @@ static void launch_step(engine *eng, void *ctx, uint64_t arg)
 /* coll_start, handing back the run (so a caller whose engine failed can
  * free the runs that never finished). */
 static int start(net *n, const coll_calib *cal, const coll_req *q,
-                 engine_fn done, void *ctx, uint64_t arg, run **out,
-                 llm_err *e)
+                 route_memo *memo, engine_fn done, void *ctx, uint64_t arg,
+                 run **out, llm_err *e)
 {
     *out = NULL;
     run *r = calloc(1, sizeof *r);
@@ -1027,6 +1069,7 @@ static int start(net *n, const coll_calib *cal, const coll_req *q,
     r->ctx = ctx;
     r->arg = arg;
     r->fast = q->fast;
+    r->memo = memo;
     r->step_begin_ns = engine_now(net_engine(n));
     int built = q->n < 2 || !coll_algo_applies(r->rt, q, q->algo)
                     ? -1
@@ -1057,7 +1100,7 @@ int coll_start(net *n, const coll_calib *cal, const coll_req *q,
                engine_fn done, void *ctx, uint64_t arg, llm_err *e)
 {
     run *r;
-    return start(n, cal, q, done, ctx, arg, &r, e);
+    return start(n, cal, q, NULL, done, ctx, arg, &r, e);
 }
 
 /* Whether a collective's traffic crosses hardware class h (NVLink inside
@@ -1150,7 +1193,7 @@ net *coll_idle_net(net_routes *rt, const coll_calib *cal, engine **eng)
 }
 
 static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
-                    coll_result *out, llm_err *e)
+                    route_memo *memo, coll_result *out, llm_err *e)
 {
     engine *eng;
     net *n = coll_idle_net(rt, cal, &eng);
@@ -1158,7 +1201,7 @@ static int simulate(net_routes *rt, const coll_calib *cal, const coll_req *q,
         return err_set(e, "out of memory");
     alone a = {false};
     run *live;
-    int rc = start(n, cal, q, alone_done, &a, 0, &live, e);
+    int rc = start(n, cal, q, memo, alone_done, &a, 0, &live, e);
     if (rc == 0) {
         engine_run(eng, INT64_MAX);
         if (engine_failed(eng))
@@ -1258,15 +1301,15 @@ static bool route_bound_of(const run *r, const phase *p, double *count,
  * says why), LB_NOMEM when memory ran out. */
 #define LB_NOMEM (-2.0)
 static double lower_bound_s(net_routes *rt, const coll_calib *cal,
-                            const coll_req *q, route_bound *rb, bool *have,
-                            double *scratch)
+                            const coll_req *q, route_memo *memo,
+                            route_bound *rb, bool *have, double *scratch)
 {
     const topo *t = net_routes_topo(rt);
     run *r = calloc(1, sizeof *r);
     if (!r)
         return LB_NOMEM;
     *r = (run){.t = t, .rt = rt, .cal = cal, .algo = q->algo,
-               .proto = q->proto};
+               .proto = q->proto, .memo = memo};
     int built = build(r, q);
     if (built) {
         run_free(r);
@@ -1352,8 +1395,9 @@ static void order_by_bound(const candidate *cand, int nc, int *order)
     }
 }
 
-int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
-                    coll_result *out, llm_err *e)
+/* coll_time_alone with the memo of each algorithm's routes. */
+static int time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
+                      route_memo *memo, coll_result *out, llm_err *e)
 {
     coll_req c = *q;
     c.fast = !q->full && !q->links;
@@ -1377,7 +1421,8 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
         for (int i = 0; i < nc; i++) {
             c.algo = cand[i].algo, c.proto = cand[i].proto;
             have = have && i > 0 && cand[i - 1].algo == c.algo;
-            cand[i].bound_s = lower_bound_s(rt, cal, &c, rb, &have, scratch);
+            cand[i].bound_s = lower_bound_s(rt, cal, &c, &memo[c.algo], rb,
+                                            &have, scratch);
             if (cand[i].bound_s == LB_NOMEM) {
                 free(scratch);
                 return err_set(e, "out of memory");
@@ -1395,7 +1440,7 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
             continue;
         c.algo = cand[i].algo, c.proto = cand[i].proto;
         coll_result r;
-        if (simulate(rt, cal, &c, &r, e))
+        if (simulate(rt, cal, &c, &memo[c.algo], &r, e))
             return -1;
         events += r.events;
         if (!found || r.time_s < out->time_s ||
@@ -1422,6 +1467,15 @@ int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
         return err_set(e, "no algorithm applies to %s on these %d GPUs",
                        coll_op_names[q->op], q->n);
     return 0;
+}
+
+int coll_time_alone(net_routes *rt, const coll_calib *cal, const coll_req *q,
+                    coll_result *out, llm_err *e)
+{
+    route_memo memo[ALGO_COUNT] = {0};
+    int rc = time_alone(rt, cal, q, memo, out, e);
+    memo_free(memo, ALGO_COUNT);
+    return rc;
 }
 
 typedef struct together {
@@ -1459,7 +1513,8 @@ int coll_time_together(net_routes *rt, const coll_calib *cal,
     for (int i = 0; i < n && rc == 0; i++) {
         coll_req q = r[i];
         q.fast = n == 1 && !q.full && (skipped || !link_bytes);
-        rc = start(nt, cal, &q, together_done, &tg, (uint64_t)i, &tg.live[i],
+        rc = start(nt, cal, &q, NULL, together_done, &tg, (uint64_t)i,
+                   &tg.live[i],
                    e);
         if (rc == 0 && q.fast)
             tg.live[i]->skip_link_bytes = skipped;
