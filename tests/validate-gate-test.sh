@@ -184,5 +184,32 @@ has "| all | 2 | 5.5% | 10.0% (t4) | 1 (+1 nan) | 4.0% | 4.0% (t2) |"
 has "| t2 | stack-a | check | step_s | 1 | 0.96 | -4.0% | [1] |"
 has "| a5 | step_s | 1 | 0.95 | -5.0% | [1] |"
 
+# The error bands (tests/validate-bands.awk): family s/a has 21 check cases
+# (18 of its own, 0.901 .. 0.918, and its child s/a/b's 1.2, 1.3, 1.5):
+# k = floor(0.1 x 22) = 2, its interval the 2nd smallest to the 2nd
+# largest, 0.902-1.3.  s/a/b's 3 are too few for an interval of its own:
+# it gets s/a's widened to its range, 0.902-1.5.  s/c has 1: no row.  A
+# fit case is not used.
+cur=bands
+{
+    i=901
+    while [ $i -le 918 ]; do
+        printf 'training\ta%s\tcheck\ts/a\t0.%s\n' $i $i
+        i=$((i + 1))
+    done
+    printf 'training\tb1\tcheck\ts/a/b\t1.2\n'
+    printf 'training\tb2\tcheck\ts/a/b\t1.3\n'
+    printf 'training\tb3\tcheck\ts/a/b\t1.5\n'
+    printf 'training\tc1\tcheck\ts/c\t0.5\n'
+    printf 'training\tf1\tfit\ts/a/b\t9\n'
+} >"$tmp/fam.tsv"
+awk -F'\t' -v table="$tmp/bands.tsv" -f tests/validate-bands.awk "$tmp/fam.tsv" >/dev/null
+cp "$tmp/bands.tsv" "$tmp/out"
+tab=$(printf '\t')
+has "s/a${tab}21${tab}0.9020${tab}1.3000${tab}0.80"
+has "s/a/b${tab}3${tab}0.9020${tab}1.5000${tab}0.80"
+has "s${tab}22${tab}0.9010${tab}1.3000${tab}0.80"
+lacks "s/c${tab}"
+
 echo "validate-gate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

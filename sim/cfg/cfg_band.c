@@ -15,7 +15,8 @@ static int read_row(const tsv *t, int i, const int col[5], band_row *r,
         return err_set(e, "%s:%d: family: \"%s\" is empty or longer than "
                           "%zu characters", t->path, t->line[i], f,
                        sizeof r->family - 1);
-    if (tsv_num(t, i, col[1], 9, 1e6, &cases, e) ||
+    /* 2 to 8 cases: a small family's widened band (decide/band.h) */
+    if (tsv_num(t, i, col[1], 2, 1e6, &cases, e) ||
         tsv_num(t, i, col[2], 1e-3, 1e3, &r->lo, e) ||
         tsv_num(t, i, col[3], 1e-3, 1e3, &r->hi, e) ||
         tsv_num(t, i, col[4], 0.5, 0.99, &lv, e))

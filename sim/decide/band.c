@@ -115,7 +115,11 @@ void band_text(char *buf, size_t n, const band_est *b, double value,
     char l[32], h[32];
     snprintf(l, sizeof l, fmt, lo);
     snprintf(h, sizeof h, fmt, hi);
-    if (b->like)
+    if (b->like && b->cases < BAND_MIN_CASES)
+        snprintf(buf, n, " (%s-%s; %.0f%% band from the %d published runs "
+                         "like this and their wider family's)", l, h,
+                 100 * b->level, b->cases);
+    else if (b->like)
         snprintf(buf, n, " (%s-%s; %.0f%% band from %d published runs like "
                          "this)", l, h, 100 * b->level, b->cases);
     else

@@ -9,9 +9,13 @@
  * with n cases sorted, the k-th smallest and the k-th largest ratio, k =
  * floor(0.1 (n + 1)).  It holds the next case like them with probability at
  * least (n + 1 - 2k) / (n + 1) if the cases are exchangeable, and it widens
- * by itself when a family has few cases; a family of fewer than 9 has none
- * and falls back to its parent.  A family is a path ("training/hopper/
- * megatron-core/bf16/tp-pp"); its parents are its prefixes. */
+ * by itself when a family has few cases.  A family of 2 to 8 cases, too few
+ * for an interval of its own, takes its nearest ancestor's widened to its
+ * own cases' range (runs that sit apart from their parent's, as end-to-end
+ * latency does beside the other serving metrics, are not held to a band
+ * they already fall outside); one of fewer falls back to its ancestor's.
+ * A family is a path ("training/hopper/megatron-core/bf16/tp-pp"); its
+ * parents are its prefixes. */
 #ifndef LLMSIM_BAND_H
 #define LLMSIM_BAND_H
 
@@ -21,6 +25,9 @@
 #include "model/plan.h"
 
 #define BAND_KEY 128
+/* the fewest check cases behind a family's own interval; a row of fewer
+ * is an ancestor's interval widened to them (validate-bands.awk's MIN) */
+#define BAND_MIN_CASES 9
 
 typedef struct band_row {
     char family[BAND_KEY];

@@ -14,9 +14,10 @@ static band_row rows[] = {
     {"training", 55, 0.89, 1.14},
     {"training/hopper", 31, 0.90, 1.17},
     {"training/hopper/nemo", 10, 0.89, 1.05},
+    {"training/hopper/nemo/fp8", 4, 0.85, 1.15},
     {"serving/ttft", 37, 0.50, 1.42},
 };
-static const band_table table = {rows, 4, 0.8};
+static const band_table table = {rows, 5, 0.8};
 
 /* the deepest prefix wins; a key below a row falls back to it, and a key
  * under no family but the suite says so */
@@ -58,6 +59,12 @@ static void test_band_ends(void **state)
     band_text(t, sizeof t, &b, 100, "%.0f", false);
     assert_string_equal(t, " (50-142; 80% band from 37 published runs like "
                            "this)");
+    /* a family of fewer than BAND_MIN_CASES: its row is its ancestor's
+     * widened, and the text says so */
+    band_find(&table, "training/hopper/nemo/fp8", &b);
+    band_text(t, sizeof t, &b, 10, "%.1f", false);
+    assert_string_equal(t, " (8.5-11.5; 80% band from the 4 published runs "
+                           "like this and their wider family's)");
     band_find(&table, "training/blackwell/nemo", &b);
     band_text(t, sizeof t, &b, 10, "%.1f", false);
     assert_string_equal(t, " (8.9-11.4; 80% band of all 55 published "
