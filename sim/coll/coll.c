@@ -778,8 +778,9 @@ static bool channels_alike(const run *r, phase *p, int ch)
 }
 
 /* The first build of an algorithm leaves its edges' routes in the memo
- * for the builds of its other protocols (phase_hw reads them). */
-static void keep_routes(run *r)
+ * for the builds of its other protocols (phase_hw reads them); false
+ * when memory ran out. */
+static bool keep_routes(run *r)
 {
     route_memo *m = r->memo;
     for (int i = 0; m && i < r->nph; i++) {
@@ -788,11 +789,12 @@ static void keep_routes(run *r)
             continue;
         edge *e = realloc(m->e[i], sizeof *e * (size_t)(p->ne ? p->ne : 1));
         if (!e)
-            return; /* no memo: the next build looks its routes up */
+            return false;
         memcpy(e, p->e, sizeof *e * (size_t)p->ne);
         m->e[i] = e;
         m->ne[i] = p->ne;
     }
+    return true;
 }
 
 static void memo_free(route_memo *m, int n)
@@ -837,8 +839,8 @@ static int build(run *r, const coll_req *q)
     }
     for (int i = 0; ok && i < r->nph; i++)
         phase_hw(r, i, &r->ph[i]);
-    if (ok)
-        keep_routes(r);
+    if (ok && !keep_routes(r))
+        nomem = true;
     /* alone on the network, a tree's channels that run alike are
      * simulated as one (its phase's figures above are all channels') */
     r->ch_kept = 1;
