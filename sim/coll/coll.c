@@ -172,6 +172,7 @@ static void phase_hw(const run *r, int ph, phase *p)
         bool nvl = h > 0 && t->link[links[0]].kind == LINK_NVLINK;
         nvlink |= nvl;
         int64_t lat = h > 0 ? net_route_lat_ns(r->rt, e->route) : 0;
+        e->lat_ns = lat;
         if (lat > p->lat_ns)
             p->lat_ns = lat;
         int64_t cls = hw_ns(r, out ? HW_NET : nvl ? HW_NVLINK : HW_PCI);
@@ -181,10 +182,8 @@ static void phase_hw(const run *r, int ph, phase *p)
     p->ring = p->K == 0 && p->steps > 1 && p->ne > 0;
     /* a pipeline's flows add their route's latency at their end; a
      * ring's step waits the mean hop latency instead (step_delay) */
-    for (int i = 0; i < p->ne; i++)
-        p->e[i].lat_ns = p->e[i].route >= 0 && !p->ring
-                             ? net_route_lat_ns(r->rt, p->e[i].route)
-                             : 0;
+    for (int i = 0; p->ring && i < p->ne; i++)
+        p->e[i].lat_ns = 0;
     p->lmin = p->ne > 0 ? p->e[0].level : 0;
     p->lmax = p->lmin;
     for (int i = 1; i < p->ne; i++) {
@@ -940,16 +939,15 @@ static void advance(engine *eng, void *ctx, uint64_t arg)
 }
 
 /* The bytes `rest` skipped steps of phase p would have put on the links:
- * in each of them every edge carries p->bytes along the route its flow
- * takes (the same salt as launch_step's). */
+ * in each of them every edge carries p->bytes along the route its flows
+ * take (phase_hw's: a run whose lookup ran out of memory never starts). */
 static void credit_skipped(run *r, const phase *p, int rest)
 {
     for (int i = 0; i < p->ne; i++) {
-        int links[32];
-        int h = net_route(r->rt, p->e[i].src, p->e[i].dst, (uint32_t)i, links,
-                          32);
-        if (h == NET_NOMEM)
-            engine_fail(net_engine(r->n)); /* the run stops, out of memory */
+        int h = 0;
+        const int *links = p->e[i].route >= 0
+                               ? net_route_links(r->rt, p->e[i].route, &h)
+                               : NULL;
         for (int k = 0; k < h; k++)
             r->skip_link_bytes[links[k]] += (double)rest * p->bytes;
     }

@@ -173,7 +173,8 @@ static int check_split(const model_spec *m, const plan_train *p, llm_err *e)
                           "%d %s divide neither %d nor %d (the first and "
                           "last stage a layer short) (expected a divisor, "
                           "or --layers-per-stage)",
-                       p->pp, il ? " x --vpp" : "", m->layers, m->name, nv, what, m->layers,
+                       p->pp, il ? " x --vpp" : "", m->layers, m->name, nv,
+                       what, m->layers,
                        m->layers + 2);
     }
     if (l->n != nv)
