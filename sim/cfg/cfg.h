@@ -103,6 +103,11 @@ int cfg_load_node_econ(const char *datadir, const char *node, const char *gpu,
  * GPU; and its FlashAttention forward fraction of peak, with the source. */
 typedef struct cfg_fit_gpu {
     char gpu[48], traces[64], derived_from[48]; /* "" where the row has - */
+    /* GEMM times measured on this GPU (gemm_bench's columns), files under
+     * the data directory separated by commas; "" none.  Only a derived GPU
+     * has them: its GEMM grids are then fitted to them, not to the base's
+     * traces, and its bandwidth curves stay derived. */
+    char gemm_measured[256];
     double flash_fwd;
     char flash_src[512];
 } cfg_fit_gpu;

@@ -277,16 +277,21 @@ static int name_cell(const tsv *t, int r, int c, char *out, size_t len,
     return 0;
 }
 
-static int fit_row(const tsv *t, int r, const int c[5], cfg_fit_gpu *out,
+static int fit_row(const tsv *t, int r, const int c[6], cfg_fit_gpu *out,
                    llm_err *e)
 {
     cfg_fit_gpu *g = &out[r];
     if (name_cell(t, r, c[0], g->gpu, sizeof g->gpu, e) ||
         name_cell(t, r, c[1], g->traces, sizeof g->traces, e) ||
         name_cell(t, r, c[2], g->derived_from, sizeof g->derived_from, e) ||
-        tsv_num(t, r, c[3], 1e-3, 1, &g->flash_fwd, e))
+        name_cell(t, r, c[3], g->gemm_measured, sizeof g->gemm_measured, e) ||
+        tsv_num(t, r, c[4], 1e-3, 1, &g->flash_fwd, e))
         return -1;
-    const char *src = tsv_get(t, r, c[4]);
+    if (g->gemm_measured[0] && !g->derived_from[0])
+        return err_at(e, t->path, t->line[r], "gemm_measured", "%s (expected "
+                      "- for a GPU with traces: measured GEMMs replace a "
+                      "derived GPU's GEMM shape)", g->gemm_measured);
+    const char *src = tsv_get(t, r, c[5]);
     if (!src[0] || strlen(src) >= sizeof g->flash_src)
         return err_at(e, t->path, t->line[r], "source", "%s (expected where "
                       "the fraction comes from, under %zu characters)",
@@ -314,10 +319,11 @@ int cfg_load_fit_gpus(const char *datadir, cfg_fit_gpu **out, int *n,
     tsv t;
     if (tsv_load(path, &t, e))
         return -1;
-    static const char *const names[5] = {"gpu", "traces", "derived_from",
+    static const char *const names[6] = {"gpu", "traces", "derived_from",
+                                         "gemm_measured",
                                          "flash_fwd_peak_fraction", "source"};
-    int c[5], rc = 0;
-    for (int i = 0; rc == 0 && i < 5; i++)
+    int c[6], rc = 0;
+    for (int i = 0; rc == 0 && i < 6; i++)
         rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
     cfg_fit_gpu *g = calloc((size_t)t.rows + 1, sizeof *g);
     if (rc == 0 && !g)

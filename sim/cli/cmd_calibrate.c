@@ -220,18 +220,20 @@ static double grid_eff(const gemm_fit *f, const gpu_spec *g,
 }
 
 static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
-                      const grid_spec *gs, int ngs, llm_err *e)
+                      dtype fitted, const grid_spec *gs, int ngs, llm_err *e)
 {
     util_outfile o;
     if (util_out_open(&o, path, e))
         return -1;
     fprintf(o.fp, "# GEMM efficiency of %s = roofline time / kernel time, on "
             "a grid of m, n, k\n# (C[m x n] = A[m x k] B[k x n]), tabulated "
-            "by `llmsim calibrate --fit` from the model fitted to fp16 kernels:"
+            "by `llmsim calibrate --fit` from the model fitted to %s kernels:"
             "\n#   emax %.4f, m0 %.1f, n0 %.1f, k0 %.1f, bandwidth fraction "
             "%.4f, fixed %.2f us (%d measured GEMMs)\n# Other grids: the same "
-            "shape, scaled to a published measurement (source column).\n",
-            g->name, f->emax, f->m0, f->n0, f->k0, f->em, f->t0 * 1e6, f->n);
+            "shape, scaled to %s (source column).\n",
+            g->name, dtype_name(fitted), f->emax, f->m0, f->n0, f->k0, f->em,
+            f->t0 * 1e6, f->n, fitted == DT_FP16 ? "a published measurement"
+                                                 : "measurements");
     fprintf(o.fp, "dtype\tm\tn\tk\tefficiency\tsource\n");
     for (int d = 0; d < ngs; d++)
         for (int a = 0; a < NGRID_M; a++)
@@ -609,6 +611,35 @@ static int sweep_rows(const pub *pubs, int npub, const char *gpu, dtype dt,
  * the base's shape with its compute scale and its size factor fitted to
  * them all (fit_gemm_sweep), never past the roofline at the largest
  * shape; the note gives both and the worst point's error. */
+/* One dtype's GEMMs of one sweep as a grid: the shape gf with its compute
+ * scale and size factor fitted to them all (fit_gemm_sweep), never past
+ * the roofline at the largest shape; *worst is the worst point's error. */
+static int sweep_grid(const fit_point *pt, int n, dtype dt,
+                      const gemm_fit *gf, const gpu_spec *g, grid_spec *x,
+                      double *worst, llm_err *e)
+{
+    double scale, size;
+    if (fit_gemm_sweep(pt, n, g, grid_peak(g, dt), gf, &scale, &size, e))
+        return -1;
+    *x = (grid_spec){dt, scale, 0, "", size};
+    double big = 65536;
+    double best = grid_eff(gf, g, x, big, big, big,
+                           gemm_bytes(x->dt, big, big, big));
+    if (best >= 1)
+        x->scale /= best;
+    *worst = 0;
+    for (int i = 0; i < n; i++) {
+        double t = grid_time(gf, g, x, pt[i].m, pt[i].n, pt[i].k,
+                             pt[i].bytes);
+        double err = fabs(t / pt[i].t_s - 1);
+        *worst = err > *worst ? err : *worst;
+    }
+    return 0;
+}
+
+/* Several published GEMMs of one dtype (a sweep over shapes, one harness)
+ * as a grid (sweep_grid); the note gives the scale, the size and the worst
+ * point's error. */
 static int grid_from_sweep(const pub *const *rows, int n, const gemm_fit *gf,
                            const gpu_spec *g, const char *shape, grid_spec *x,
                            llm_err *e)
@@ -621,28 +652,245 @@ static int grid_from_sweep(const pub *const *rows, int n, const gemm_fit *gf,
                             .bytes = gemm_bytes(r->dt, r->m, r->n, r->k),
                             .t_s = fl / (r->value * 1e12)};
     }
-    double scale, size;
-    if (fit_gemm_sweep(pt, n, g, grid_peak(g, rows[0]->dt), gf, &scale, &size,
-                       e))
+    double worst;
+    if (sweep_grid(pt, n, rows[0]->dt, gf, g, x, &worst, e))
         return -1;
-    *x = (grid_spec){rows[0]->dt, scale, 0, "", size};
-    double big = 65536;
-    double best = grid_eff(gf, g, x, big, big, big,
-                           gemm_bytes(x->dt, big, big, big));
-    if (best >= 1)
-        x->scale /= best;
-    double worst = 0;
-    for (int i = 0; i < n; i++) {
-        double t = grid_time(gf, g, x, pt[i].m, pt[i].n, pt[i].k,
-                             pt[i].bytes);
-        double err = fabs(t / pt[i].t_s - 1);
-        worst = err > worst ? err : worst;
-    }
     snprintf(x->src, sizeof x->src, "%s, sizes x %.3f, compute x %.3f, "
              "fitted to %d published %s GEMMs of one sweep (worst point "
              "%.0f%% off): %s", shape, x->size, x->scale, n,
              dtype_name(x->dt), worst * 100, rows[0]->src);
     return 0;
+}
+
+/* GEMM times measured on one GPU (calib/fit.tsv gemm_measured): per dtype,
+ * its points (m in whole tiles, as row_points pads a trace's) and where
+ * they come from. */
+typedef struct measured {
+    points by_dt[DT_COUNT];
+    char src[DT_COUNT][400];
+} measured;
+
+static void measured_free(measured *ms)
+{
+    for (int d = 0; d < DT_COUNT; d++) {
+        free(ms->by_dt[d].p);
+        ms->by_dt[d] = (points){0};
+    }
+}
+
+static int measured_file(const char *file, const cost_calib *kr, measured *ms,
+                         llm_err *e)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", cfg_datadir(), file);
+    tsv t;
+    if (tsv_load(path, &t, e))
+        return -1;
+    static const char *const names[6] = {"dtype", "m", "n", "k", "time_us",
+                                         "source"};
+    int c[6], rc = 0;
+    for (int i = 0; rc == 0 && i < 6; i++)
+        rc = (c[i] = tsv_col(&t, names[i], e)) < 0 ? -1 : 0;
+    for (int r = 0; rc == 0 && r < t.rows; r++) {
+        dtype dt;
+        double m, n, k, us;
+        if (dtype_parse(tsv_get(&t, r, c[0]), &dt) != 0) {
+            rc = err_at(e, path, t.line[r], "dtype", "\"%s\" (expected a "
+                        "dtype such as bf16 or fp8)", tsv_get(&t, r, c[0]));
+            break;
+        }
+        if (tsv_num(&t, r, c[1], 1, 1e7, &m, e) ||
+            tsv_num(&t, r, c[2], 1, 1e7, &n, e) ||
+            tsv_num(&t, r, c[3], 1, 1e7, &k, e) ||
+            tsv_num(&t, r, c[4], 1e-3, 1e9, &us, e)) {
+            rc = -1;
+            break;
+        }
+        double mp = cost_gemm_rows(m, kr->gemm_tile_rows, kr->gemm_small_rows);
+        fit_point x = {.m = mp, .n = n, .k = k, .t_s = us * 1e-6,
+                       .tokens = m, .flops = 2 * mp * n * k,
+                       .bytes = gemm_bytes(dt, mp, n, k)};
+        if (push(&ms->by_dt[dt], x)) {
+            rc = err_set(e, "%s: out of memory", path);
+            break;
+        }
+        if (!ms->src[dt][0])
+            snprintf(ms->src[dt], sizeof ms->src[dt], "%s (%s)", file,
+                     tsv_get(&t, r, c[5]));
+    }
+    tsv_free(&t);
+    return rc;
+}
+
+/* Every file of a comma-separated list (fit.tsv's gemm_measured cell). */
+static int load_measured(const char *list, const cost_calib *kr,
+                         measured *ms, llm_err *e)
+{
+    memset(ms, 0, sizeof *ms);
+    char buf[sizeof ((cfg_fit_gpu *)0)->gemm_measured];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save))
+        if (measured_file(f, kr, ms, e)) {
+            measured_free(ms);
+            return -1;
+        }
+    return 0;
+}
+
+/* A derived GPU's own GEMM grids from its measured GEMMs: the 16-bit rows
+ * fitted as a traced GPU's are (fit_gemm), the shape every grid scales;
+ * each other dtype's rows a sweep of that shape.  gs gets the grids, own
+ * the shape, done[dt] which dtypes they cover. */
+static int measured_grids(const gpu_spec *g, const measured *ms,
+                          gemm_fit *own, grid_spec *gs, int *ngs,
+                          bool *done, llm_err *e)
+{
+    dtype base = ms->by_dt[DT_BF16].n ? DT_BF16 : DT_FP16;
+    const points *b = &ms->by_dt[base];
+    if (b->n < 8)
+        return err_set(e, "calib/fit.tsv: %s: gemm_measured has %d bf16 or "
+                          "fp16 GEMMs (expected at least 8 to fit a shape)",
+                       g->name, b->n);
+    if (fit_gemm(b->p, b->n, g, grid_peak(g, base), own, e))
+        return -1;
+    gs[0] = (grid_spec){DT_FP16, 1, 0, "", 0};
+    snprintf(gs[0].src, sizeof gs[0].src, "fit to %d %s GEMMs measured on "
+             "this GPU: %s", b->n, dtype_name(base), ms->src[base]);
+    gs[1] = gs[0];
+    gs[1].dt = DT_BF16;
+    done[DT_FP16] = done[DT_BF16] = true;
+    *ngs = 2;
+    for (int d = 0; d < DT_COUNT; d++) {
+        const points *p = &ms->by_dt[d];
+        double worst;
+        if (done[d] || p->n == 0 || g->peak_flops[d] <= 0)
+            continue;
+        grid_spec *x = &gs[(*ngs)++];
+        if (sweep_grid(p->p, p->n, (dtype)d, own, g, x, &worst, e))
+            return -1;
+        snprintf(x->src, sizeof x->src, "shape of this GPU's %s fit, sizes x "
+                 "%.3f, compute x %.3f, fitted to %d %s GEMMs measured on "
+                 "this GPU (worst point %.0f%% off): %s", dtype_name(base),
+                 x->size, x->scale, p->n, dtype_name((dtype)d), worst * 100,
+                 ms->src[d]);
+        done[d] = true;
+    }
+    return 0;
+}
+
+/* A derived GPU's 16-bit grids with no measurements of its own: the base's
+ * shape, scaled to a published bf16/fp16 GEMM where there is one. */
+static int base_grids16(const gpu_spec *g, const base_grids *bg,
+                        const gemm_fit *gf, const char *src, const char *shape,
+                        const pub *pubs, int npub, grid_spec *gs, llm_err *e)
+{
+    gs[0] = (grid_spec){DT_FP16, 1, 0, "", 0};
+    snprintf(gs[0].src, sizeof gs[0].src, "shape and efficiency of %s (%s); "
+             "no published %s measurement", bg->g->name, src, g->name);
+    for (int i = 0; i < npub; i++) /* a published bf16/fp16 GEMM sets both */
+        if (is_gemm_row(&pubs[i], g->name) &&
+            (pubs[i].dt == DT_BF16 || pubs[i].dt == DT_FP16) &&
+            grid_from_row(&pubs[i], gf, g, bg, shape, &gs[0], e))
+            return -1;
+    gs[0].dt = DT_FP16;
+    gs[1] = gs[0];
+    gs[1].dt = DT_BF16;
+    return 0;
+}
+
+/* The grids of the other dtypes from the published rows of g, for the
+ * dtypes not done yet (a sweep of 3 or more rows, else one row). */
+static int published_grids(const gpu_spec *g, const base_grids *bg,
+                           const gemm_fit *gf, const char *shape,
+                           const pub *pubs, int npub, grid_spec *gs, int *ngs,
+                           bool *done, llm_err *e)
+{
+    for (int i = 0; i < npub; i++) {
+        const pub *r = &pubs[i];
+        if (!is_gemm_row(r, g->name) || r->dt == DT_FP16 ||
+            r->dt == DT_BF16 || r->dt >= DT_COUNT ||
+            g->peak_flops[r->dt] <= 0 || done[r->dt])
+            continue;
+        const pub *rows[SWEEP_MAX];
+        int n = sweep_rows(pubs, npub, g->name, r->dt, rows, SWEEP_MAX);
+        if (n >= 3) { /* a sweep: one grid fitted to every point */
+            done[r->dt] = true;
+            if (grid_from_sweep(rows, n, gf, g, shape, &gs[(*ngs)++], e))
+                return -1;
+        } else if (grid_from_row(r, gf, g, bg, shape, &gs[(*ngs)++], e)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A derived GPU's bandwidth curves: the base's, scaled to a published
+ * streaming bandwidth of g where there is one; *sh is the scale. */
+static void derived_hbm(const gpu_spec *g, const gpu_spec *base,
+                        const mem_fit *mf, const char *src, const pub *pubs,
+                        int npub, double *sh, char *hsrc, size_t size)
+{
+    *sh = 1;
+    snprintf(hsrc, size, "curves of %s (%s); no published %s bandwidth",
+             base->name, src, g->name);
+    for (int i = 0; i < npub; i++)
+        if (strcmp(pubs[i].gpu, g->name) == 0 &&
+            strcmp(pubs[i].kind, "hbm_GBps") == 0) {
+            double big = 4.0 * (1 << 30);
+            double e_base = mf[MEM_ELEMENTWISE].emax * big /
+                            (big + mf[MEM_ELEMENTWISE].b0);
+            *sh = pubs[i].value * 1e9 / g->mem_bw_Bps / e_base;
+            snprintf(hsrc, size, "curves of %s x %.3f to match %.0f GB/s "
+                     "streaming: %s", base->name, *sh, pubs[i].value,
+                     pubs[i].src);
+        }
+}
+
+/* The measured GEMMs of a GPU predicted back through the tables written
+ * in dir: the median error per dtype, by tokens. */
+static void report_measured(const gpu_spec *g, const char *dir,
+                            const measured *ms)
+{
+    cost_calib c;
+    memset(&c, 0, sizeof c);
+    llm_err e;
+    if (cfg_load_cost_dir(dir, g, false, &c, &e))
+        return;
+    for (int d = 0; d < DT_COUNT; d++) {
+        const points *s = &ms->by_dt[d];
+        if (!s->n)
+            continue;
+        double *err = malloc(sizeof(double) * (size_t)s->n * 4);
+        if (!err)
+            break;
+        int nb[4] = {0};
+        for (int i = 0; i < s->n; i++) {
+            const fit_point *p = &s->p[i];
+            cost_op op = {.kind = OP_GEMM, .dt = (dtype)d, .m = p->tokens,
+                          .n = p->n, .k = p->k, .batch = 1};
+            cost_result r;
+            if (cost_predict(&c, g, &op, 0, &r, &e))
+                continue;
+            int b = p->tokens <= 64 ? 1 : p->tokens <= 512 ? 2 : 3;
+            double x = fabs(r.kernel_s / p->t_s - 1) * 100;
+            err[(size_t)b * (size_t)s->n + (size_t)nb[b]++] = x;
+            err[nb[0]++] = x;
+        }
+        printf("  %s: %d measured %s GEMMs through the tables, median "
+               "|error|", g->name, nb[0], dtype_name((dtype)d));
+        static const char *const band[4] = {"all", "1-64 tokens", "65-512",
+                                            "> 512"};
+        for (int b = 0; b < 4; b++) {
+            double *v = err + (size_t)b * (size_t)s->n;
+            qsort(v, (size_t)nb[b], sizeof *v, cmp_d);
+            if (nb[b])
+                printf("%s %s %.1f%%", b ? "," : "", band[b], v[nb[b] / 2]);
+        }
+        printf("\n");
+        free(err);
+    }
+    cost_calib_free(&c);
 }
 
 static int derive(const cfg_fit_gpu *d, const base_grids *bg,
@@ -657,63 +905,54 @@ static int derive(const cfg_fit_gpu *d, const base_grids *bg,
     grid_spec gs[DT_COUNT];
     int ngs = 2;
     char shape[160];
-    snprintf(shape, sizeof shape, "shape of %s fit", base->name);
-    gs[0] = (grid_spec){DT_FP16, 1, 0, "", 0};
-    snprintf(gs[0].src, sizeof gs[0].src, "shape and efficiency of %s (%s); "
-             "no published %s measurement", base->name, src, g->name);
-    for (int i = 0; i < npub; i++) /* a published bf16/fp16 GEMM sets both */
-        if (is_gemm_row(&pubs[i], g->name) &&
-            (pubs[i].dt == DT_BF16 || pubs[i].dt == DT_FP16) &&
-            grid_from_row(&pubs[i], gf, g, bg, shape, &gs[0], e))
-            return -1;
-    gs[0].dt = DT_FP16;
-    gs[1] = gs[0];
-    gs[1].dt = DT_BF16;
-    bool swept[DT_COUNT] = {false};
-    for (int i = 0; i < npub; i++) {
-        const pub *r = &pubs[i];
-        if (!is_gemm_row(r, g->name) || r->dt == DT_FP16 ||
-            r->dt == DT_BF16 || r->dt >= DT_COUNT ||
-            g->peak_flops[r->dt] <= 0 || swept[r->dt])
-            continue;
-        const pub *rows[SWEEP_MAX];
-        int n = sweep_rows(pubs, npub, g->name, r->dt, rows, SWEEP_MAX);
-        if (n >= 3) { /* a sweep: one grid fitted to every point */
-            swept[r->dt] = true;
-            if (grid_from_sweep(rows, n, gf, g, shape, &gs[ngs++], e))
-                return -1;
-        } else if (grid_from_row(r, gf, g, bg, shape, &gs[ngs++], e)) {
-            return -1;
-        }
+    bool done[DT_COUNT] = {false};
+    gemm_fit own;
+    measured ms;
+    memset(&ms, 0, sizeof ms);
+    int rc = 0;
+    if (d->gemm_measured[0]) {
+        /* measured on the GPU itself: its own shape, and published rows
+         * only for the dtypes the measurements lack */
+        cost_calib kr;
+        memset(&kr, 0, sizeof kr);
+        rc = cfg_load_kernel_ratios(cfg_datadir(), g->name, &kr, e) ||
+             load_measured(d->gemm_measured, &kr, &ms, e) ||
+             measured_grids(g, &ms, &own, gs, &ngs, done, e);
+        gf = &own;
+        snprintf(shape, sizeof shape, "shape of %s's own fit", g->name);
+    } else {
+        snprintf(shape, sizeof shape, "shape of %s fit", base->name);
+        rc = base_grids16(g, bg, gf, src, shape, pubs, npub, gs, e);
     }
-    double sh = 1;
-    char hsrc[600];
-    snprintf(hsrc, sizeof hsrc, "curves of %s (%s); no published %s "
-             "bandwidth", base->name, src, g->name);
-    for (int i = 0; i < npub; i++)
-        if (strcmp(pubs[i].gpu, g->name) == 0 &&
-            strcmp(pubs[i].kind, "hbm_GBps") == 0) {
-            double big = 4.0 * (1 << 30);
-            double e_base = mf[MEM_ELEMENTWISE].emax * big /
-                            (big + mf[MEM_ELEMENTWISE].b0);
-            sh = pubs[i].value * 1e9 / g->mem_bw_Bps / e_base;
-            snprintf(hsrc, sizeof hsrc, "curves of %s x %.3f to match %.0f "
-                     "GB/s streaming: %s", base->name, sh, pubs[i].value,
-                     pubs[i].src);
-        }
-    char dir[PATH_MAX], p[PATH_MAX + 32];
+    if (rc == 0)
+        rc = published_grids(g, bg, gf, shape, pubs, npub, gs, &ngs, done, e);
+    double sh;
+    char hsrc[600], dir[PATH_MAX], p[PATH_MAX + 32];
+    derived_hbm(g, base, mf, src, pubs, npub, &sh, hsrc, sizeof hsrc);
     snprintf(dir, sizeof dir, "%s/%s", out, g->name);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return err_set(e, "%s: cannot create: %s", dir, strerror(errno));
+    if (rc == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
+        rc = err_set(e, "%s: cannot create: %s", dir, strerror(errno));
     snprintf(p, sizeof p, "%s/gemm.tsv", dir);
-    if (write_gemm(p, g, gf, gs, ngs, e))
-        return -1;
+    /* the dtype the shape was fitted to: the measured bf16 GEMMs, or the
+     * base's fp16 traces */
+    dtype fitted = ms.by_dt[DT_BF16].n ? DT_BF16 : DT_FP16;
+    rc = rc ? rc : write_gemm(p, g, gf, fitted, gs, ngs, e);
     snprintf(p, sizeof p, "%s/hbm.tsv", dir);
-    if (write_hbm(p, g, mf, sh, hsrc, e))
-        return -1;
-    printf("%s: derived from %s; GEMM x %.3f, bandwidth x %.3f\n", g->name,
-           base->name, gs[0].scale, sh);
-    return write_support(dir, d->flash_fwd, d->flash_src, e);
+    rc = rc ? rc : write_hbm(p, g, mf, sh, hsrc, e);
+    rc = rc ? rc : write_support(dir, d->flash_fwd, d->flash_src, e);
+    if (rc == 0 && d->gemm_measured[0]) {
+        printf("%s: GEMMs fitted to its own measurements (emax %.3f, half "
+               "efficiency at m %.0f, n %.0f, k %.0f; weights stream at %.3f; "
+               "%.2f us per kernel); bandwidth derived from %s x %.3f\n",
+               g->name, gf->emax, gf->m0, gf->n0, gf->k0, gf->em,
+               gf->t0 * 1e6, base->name, sh);
+        report_measured(g, dir, &ms);
+    } else if (rc == 0) {
+        printf("%s: derived from %s; GEMM x %.3f, bandwidth x %.3f\n",
+               g->name, base->name, gs[0].scale, sh);
+    }
+    measured_free(&ms);
+    return rc;
 }
 
 /* Fits the traced GPU fits->g[me], then writes its derived GPUs. */
@@ -767,7 +1006,7 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
                                &gs[ngs++], e);
     if (rc == 0) {
         snprintf(p, sizeof p, "%s/gemm.tsv", odir);
-        rc = write_gemm(p, g, &gf, gs, ngs, e);
+        rc = write_gemm(p, g, &gf, DT_FP16, gs, ngs, e);
     }
     if (rc == 0) {
         snprintf(p, sizeof p, "%s/hbm.tsv", odir);
@@ -1072,6 +1311,33 @@ static int check_ratios(const pub *pubs, int npub, const fit_list *fits,
     return 0;
 }
 
+/* Every gemm_measured file read before anything is fitted or written: a
+ * bad one refuses the whole run, with no table half rewritten. */
+static int check_measured(const fit_list *fits, gpu_catalog *cat, llm_err *e)
+{
+    for (int k = 0; k < fits->n; k++) {
+        const cfg_fit_gpu *d = &fits->g[k];
+        if (!d->gemm_measured[0])
+            continue;
+        const gpu_spec *g = gpu_find(cat, d->gpu);
+        if (!g)
+            return err_set(e, "GPU %s missing from the catalog", d->gpu);
+        cost_calib kr;
+        memset(&kr, 0, sizeof kr);
+        measured ms;
+        if (cfg_load_kernel_ratios(cfg_datadir(), g->name, &kr, e) ||
+            load_measured(d->gemm_measured, &kr, &ms, e))
+            return -1;
+        int n16 = ms.by_dt[DT_BF16].n + ms.by_dt[DT_FP16].n;
+        measured_free(&ms);
+        if (n16 < 8)
+            return err_set(e, "calib/fit.tsv: %s: gemm_measured has %d bf16 "
+                              "or fp16 GEMMs (expected at least 8 to fit a "
+                              "shape)", g->name, n16);
+    }
+    return 0;
+}
+
 static int run_bench(const char *gpu_name, gpu_catalog *cat, const char *out,
                      llm_err *e)
 {
@@ -1164,7 +1430,8 @@ static int run(int argc, char **argv, llm_err *e)
              cfg_load_fit_gpus(cfg_datadir(), &fg, &fits.n, e);
         fits.g = fg;
         if (rc == 0)
-            rc = check_ratios(pubs, npub, &fits, e);
+            rc = check_ratios(pubs, npub, &fits, e) ||
+                 check_measured(&fits, &cat, e);
         for (int i = 0; rc == 0 && i < fits.n; i++)
             if (fg[i].traces[0])
                 rc = fit_one(tdir, odir, &fits, i, &cat, pubs, npub, e);

@@ -1202,6 +1202,46 @@ for bad_ratio in 'a100-sxm-80gb\tgemm_ratio\tfp8' 'h800-sxm\tgemm_ratio\tfp4'; d
     if [ -n "$(ls "$tmp/ratio-out")" ]; then bad "a refused calibrate wrote tables"; else ok; fi
 done
 rm "$tmp/data/calib/published.tsv" && ln -s "$PWD/calib/published.tsv" "$tmp/data/calib/published.tsv"
+# a derived GPU's GEMMs fitted to measurements of it (fit.tsv gemm_measured):
+# the H200's bf16 sweep (calib/measured/h200) gives it a shape of its own
+meas_fit() { # FIT.TSV-SED-SCRIPT: fit.tsv rewritten, then calibrate --fit
+    rm -f "$tmp/data/calib/fit.tsv"
+    sed "$1" calib/fit.tsv >"$tmp/data/calib/fit.tsv"
+    rm -rf "$tmp/meas-out" && mkdir -p "$tmp/meas-out"
+    LLMSIM_DATA="$tmp/data"
+    export LLMSIM_DATA
+}
+meas_done() { if [ -n "$saved_data" ]; then LLMSIM_DATA=$saved_data; else unset LLMSIM_DATA; fi; }
+meas_fit 's#^\(h200\t-\th100-sxm\t\)-#\1calib/measured/h200/torch-linear-bf16.tsv#'
+run 0 calibrate-measured -- calibrate --fit --out "$tmp/meas-out"
+meas_done
+has '^h200: GEMMs fitted to its own measurements'
+med=$(sed -n 's/^  h200: 3321 measured bf16 GEMMs through the tables, median |error| all \([0-9.]*\)%.*/\1/p' "$tmp/out")
+if awk -v m="$med" 'BEGIN { exit !(m != "" && m < 10) }'; then ok; else
+    bad "the H200's own fit: median error '$med'% on the GEMMs it was fitted to (expected < 10)"; fi
+if grep -q 'fit to 3321 bf16 GEMMs measured on this GPU' "$tmp/meas-out/h200/gemm.tsv" &&
+    cmp -s "$tmp/meas-out/h100-sxm/gemm.tsv" calib/h100-sxm/gemm.tsv; then ok; else
+    bad "gemm_measured: the H200 grid does not say it is measured, or the H100's changed"; fi
+# one token through Llama-2-7B's QKV projection (100 MB of weights) took
+# 25.8 us on the H200 (torch-linear-bf16.tsv): its own tables within 10%
+run 0 kernel-measured -- kernel --gpu h200 --dtype bf16 --gemm 1x12288x4096 --calib "$tmp/meas-out/h200" --json
+t=$(time_s)
+if awk -v t="$t" 'BEGIN { exit !(t > 0.9 * 25.775e-6 && t < 1.1 * 25.775e-6) }'; then ok; else
+    bad "h200 1x12288x4096 through its measured tables: $t s, measured 25.8 us"; fi
+# measurements only replace a derived GPU's shape; a file without time_us
+meas_fit 's#^\(h100-sxm\th100\t-\t\)-#\1calib/measured/h200/torch-linear-bf16.tsv#'
+run 1 calibrate-measured-traced -- calibrate --fit --out "$tmp/meas-out"
+meas_done
+has 'fit.tsv:[0-9]+: gemm_measured: .*expected - for a GPU with traces'
+quiet
+printf 'dtype\tm\tn\tk\tsource\nbf16\t1\t8\t8\tx\n' >"$tmp/data/calib/bad-measured.tsv"
+meas_fit 's#^\(h200\t-\th100-sxm\t\)-#\1calib/bad-measured.tsv#'
+run 1 calibrate-measured-bad -- calibrate --fit --out "$tmp/meas-out"
+meas_done
+has 'bad-measured.tsv:1: time_us: missing column'
+quiet
+rm "$tmp/data/calib/fit.tsv" "$tmp/data/calib/bad-measured.tsv"
+ln -s "$PWD/calib/fit.tsv" "$tmp/data/calib/fit.tsv"
 run 1 serve-trace-missing-column -- $SV --trace tests/bad/trace-missing-column.csv
 has 'trace-missing-column.csv:3: GeneratedTokens'
 quiet

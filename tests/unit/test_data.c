@@ -404,6 +404,7 @@ static void test_fit_shipped(void **state)
     assert_string_equal(g[2].gpu, "h200");
     assert_string_equal(g[2].traces, "");
     assert_string_equal(g[2].derived_from, "h100-sxm");
+    assert_string_equal(g[2].gemm_measured, ""); /* derived, not measured */
     assert_true(g[2].flash_fwd == 0.75);
     /* the Hopper variants, all from H100 with FlashAttention-3's 75% */
     const char *hopper[] = {"h100-sxm-96gb", "h800-sxm", "gh200-96gb",
@@ -537,8 +538,9 @@ static void test_gemm_grid_envelopes(void **state)
     cost_calib_free(&h100.c);
 }
 
-#define FIT_HEAD "gpu\ttraces\tderived_from\tflash_fwd_peak_fraction\tsource\n"
-#define FIT_A "a\tta\t-\t0.7\ts\n"
+#define FIT_HEAD \
+    "gpu\ttraces\tderived_from\tgemm_measured\tflash_fwd_peak_fraction\tsource\n"
+#define FIT_A "a\tta\t-\t-\t0.7\ts\n"
 
 static const char *fit_error(const char *table)
 {
@@ -557,16 +559,25 @@ static const char *fit_error(const char *table)
 static void test_fit_errors(void **state)
 {
     (void)state;
-    assert_null(fit_error(FIT_HEAD FIT_A "b\t-\ta\t0.7\ts\n"));
-    expect(fit_error(FIT_HEAD FIT_A "b\ttb\ta\t0.7\ts\n"),
+    assert_null(fit_error(FIT_HEAD FIT_A "b\t-\ta\t-\t0.7\ts\n"));
+    /* a derived GPU may name files of its own measured GEMMs */
+    assert_null(fit_error(FIT_HEAD FIT_A "b\t-\ta\tm/b.tsv,m/b8.tsv\t0.7\ts\n"));
+    expect(fit_error(FIT_HEAD FIT_A "b\ttb\ta\t-\t0.7\ts\n"),
            "fit.tsv:3: traces: b", "either traces or derived_from");
-    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t0.7\ts\nc\t-\tb\t0.7\ts\n"),
+    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t-\t0.7\ts\nc\t-\tb\t-\t0.7\ts\n"),
            "fit.tsv:4: derived_from: b is not a traced row", NULL);
-    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t1.7\ts\n"),
+    expect(fit_error(FIT_HEAD FIT_A "b\t-\ta\t-\t1.7\ts\n"),
            "fit.tsv:3: flash_fwd_peak_fraction: 1.7 is out of range", NULL);
     expect(fit_error(FIT_HEAD FIT_A FIT_A), "fit.tsv:3: gpu: a again", NULL);
-    expect(fit_error(FIT_HEAD "a\tta\t-\t0.7\t\n"),
+    expect(fit_error(FIT_HEAD "a\tta\t-\t-\t0.7\t\n"),
            "fit.tsv:2: source: empty", NULL);
+    /* measurements replace a derived GPU's shape: not a traced one's */
+    expect(fit_error(FIT_HEAD "a\tta\t-\tm/a.tsv\t0.7\ts\n"),
+           "fit.tsv:2: gemm_measured: m/a.tsv", "expected - for a GPU with traces");
+    /* the column is required: a table without it is refused, named */
+    expect(fit_error("gpu\ttraces\tderived_from\tflash_fwd_peak_fraction\tsource\n"
+                     "a\tta\t-\t0.7\ts\n"),
+           "gemm_measured: missing column", NULL);
 }
 
 /* ---- calib/kernels.tsv ------------------------------------------------ */
