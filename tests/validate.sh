@@ -435,7 +435,7 @@ END {
 }' "$2" "$out"
 }
 by_band kernel-ops tests/validation/kernel-ops.tsv "memory-bound kernels"
-by_band gemm-ops tests/validation/gemm-ops.tsv "GEMMs (Vidur, TP1)"
+by_band gemm-ops tests/validation/gemm-ops.tsv "GEMMs (Vidur; H200 measured here; TP1)"
 # the error model: bands from the check cases, their coverage left out
 bands=calib/error-bands.tsv
 newbands=$(mktemp) || exit 1
