@@ -848,29 +848,33 @@ static void derived_hbm(const gpu_spec *g, const gpu_spec *base,
 }
 
 /* The measured GEMMs of a GPU predicted back through the tables written
- * in dir: the median error per dtype, by tokens. */
-static void report_measured(const gpu_spec *g, const char *dir,
-                            const measured *ms)
+ * in dir: the median error per dtype, by tokens (the tables read back, as
+ * fit_one's report reads a traced GPU's). */
+static int report_measured(const gpu_spec *g, const char *dir,
+                           const measured *ms, llm_err *e)
 {
     cost_calib c;
     memset(&c, 0, sizeof c);
-    llm_err e;
-    if (cfg_load_cost_dir(dir, g, false, &c, &e))
-        return;
-    for (int d = 0; d < DT_COUNT; d++) {
+    if (cfg_load_cost_dir(dir, g, false, &c, e))
+        return -1;
+    int rc = 0;
+    for (int d = 0; rc == 0 && d < DT_COUNT; d++) {
         const points *s = &ms->by_dt[d];
         if (!s->n)
             continue;
         double *err = malloc(sizeof(double) * (size_t)s->n * 4);
-        if (!err)
+        if (!err) {
+            rc = err_set(e, "out of memory reporting %d GEMMs", s->n);
             break;
+        }
         int nb[4] = {0};
         for (int i = 0; i < s->n; i++) {
             const fit_point *p = &s->p[i];
             cost_op op = {.kind = OP_GEMM, .dt = (dtype)d, .m = p->tokens,
                           .n = p->n, .k = p->k, .batch = 1};
             cost_result r;
-            if (cost_predict(&c, g, &op, 0, &r, &e))
+            llm_err pe;
+            if (cost_predict(&c, g, &op, 0, &r, &pe))
                 continue;
             int b = p->tokens <= 64 ? 1 : p->tokens <= 512 ? 2 : 3;
             double x = fabs(r.kernel_s / p->t_s - 1) * 100;
@@ -891,6 +895,7 @@ static void report_measured(const gpu_spec *g, const char *dir,
         free(err);
     }
     cost_calib_free(&c);
+    return rc;
 }
 
 static int derive(const cfg_fit_gpu *d, const base_grids *bg,
@@ -946,7 +951,7 @@ static int derive(const cfg_fit_gpu *d, const base_grids *bg,
                "%.2f us per kernel); bandwidth derived from %s x %.3f\n",
                g->name, gf->emax, gf->m0, gf->n0, gf->k0, gf->em,
                gf->t0 * 1e6, base->name, sh);
-        report_measured(g, dir, &ms);
+        rc = report_measured(g, dir, &ms, e);
     } else if (rc == 0) {
         printf("%s: derived from %s; GEMM x %.3f, bandwidth x %.3f\n",
                g->name, base->name, gs[0].scale, sh);
