@@ -30,12 +30,15 @@
  *   - --algo first times the heuristic's first algorithm that runs instead of the fastest of
  *     the top 8 (a framework takes one algorithm per call; PyTorch's F.linear is timed by
  *     torch_linear.py beside this file).
+ *   - --fast-accum (fp8 only) sets CUBLASLT_MATMUL_DESC_FAST_ACCUM: the tensor cores'
+ *     faster, less precise accumulation that inference engines and Transformer Engine's
+ *     forward GEMMs use (the default keeps cuBLAS's full-precision accumulation).
  *   - --run-ms X and --runs N change the timing loop's 20 ms and 5 runs (a fine sweep of
  *     thousands of shapes uses shorter runs).
  *
  * Usage: gemm_bench --dtype bf16|fp16|fp8|tf32|fp32 --peak-tflops X --out FILE [--quick]
  *                   [--shapes FILE] [--algo best|first] [--run-ms X] [--runs N]
- *                   [--gpu-name NAME]     (device 0; choose with CUDA_VISIBLE_DEVICES)
+ *                   [--fast-accum] [--gpu-name NAME]     (device 0; choose with CUDA_VISIBLE_DEVICES)
  * Output (TSV): '#' comment lines, then
  *   dtype	m	n	k	time_us	tflops	efficiency	source
  */
@@ -125,7 +128,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: gemm_bench --dtype bf16|fp16|fp8|tf32|fp32 --peak-tflops X --out FILE "
                     "[--quick] [--shapes FILE] [--algo best|first] [--run-ms X] [--runs N] "
-                    "[--gpu-name NAME]\n");
+                    "[--fast-accum] [--gpu-name NAME]\n");
     exit(2);
 }
 
@@ -196,7 +199,7 @@ int main(int argc, char **argv)
     const char *dtype = NULL, *out = NULL, *gpu_name = NULL, *shapes_path = NULL;
     const char *algo = "best";
     double peak = 0.0, run_ms = 20.0;
-    int quick = 0, runs = 5;
+    int quick = 0, runs = 5, fast_accum = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if ((v = cal_opt(argc, argv, &i, "--dtype"))) dtype = v;
@@ -208,12 +211,17 @@ int main(int argc, char **argv)
         else if ((v = cal_opt(argc, argv, &i, "--run-ms"))) run_ms = cal_atof(v, "--run-ms");
         else if ((v = cal_opt(argc, argv, &i, "--runs"))) runs = (int)cal_atof(v, "--runs");
         else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--fast-accum") == 0) fast_accum = 1;
         else usage();
     }
     if (!dtype || !out) usage();
     bool first_algo = strcmp(algo, "first") == 0;
     if (!first_algo && strcmp(algo, "best") != 0) usage();
     if (run_ms <= 0.0 || runs < 1) usage();
+    if (fast_accum && strcmp(dtype, "fp8") != 0) {
+        fprintf(stderr, "gemm_bench: --fast-accum is for --dtype fp8\n");
+        return 2;
+    }
     const dtype_info *dt = NULL;
     for (size_t i = 0; i < sizeof DTYPES / sizeof DTYPES[0]; i++)
         if (strcmp(DTYPES[i].name, dtype) == 0) dt = &DTYPES[i];
@@ -236,11 +244,11 @@ int main(int argc, char **argv)
     char extra[1024];
     snprintf(extra, sizeof extra,
              "# llmsim gpu: %s; dtype %s; peak %.1f TFLOPS (--peak-tflops); grid %s%s\n"
-             "# cuBLASLt TN GEMM, alpha 1 beta 0, %s, median of %d runs >= %g ms\n",
+             "# cuBLASLt TN GEMM, alpha 1 beta 0, %s, median of %d runs >= %g ms%s\n",
              gpu_name ? gpu_name : "(not given)", dt->name, peak,
              shapes_path ? "from " : (quick ? "quick" : "full"), shapes_path ? shapes_path : "",
              first_algo ? "the heuristic's first algorithm that runs" : "fastest of the heuristic's top 8",
-             runs, run_ms);
+             runs, run_ms, fast_accum ? ", fast accumulation (CUBLASLT_MATMUL_DESC_FAST_ACCUM)" : "");
     FILE *f = cal_open_tsv(out, &env, "cuBLASLt GEMM C[MxN] = A[MxK] B[KxN]", extra,
                            "dtype\tm\tn\tk\ttime_us\ttflops\tefficiency\tsource");
     if (dt->ab == CUDA_R_8F_E4M3 && env.cc_major * 10 + env.cc_minor < 89) {
@@ -291,6 +299,10 @@ int main(int argc, char **argv)
         cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
         CKB(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
         CKB(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+        if (fast_accum) {
+            int8_t on = 1;
+            CKB(cublasLtMatmulDescSetAttribute(g.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &on, sizeof on));
+        }
         CKB(cublasLtMatrixLayoutCreate(&g.la, dt->ab, (uint64_t)k, (uint64_t)m, (int64_t)k));
         CKB(cublasLtMatrixLayoutCreate(&g.lb, dt->ab, (uint64_t)k, (uint64_t)n, (int64_t)k));
         CKB(cublasLtMatrixLayoutCreate(&g.lc, dt->cd, (uint64_t)m, (uint64_t)n, (int64_t)m));

@@ -6,7 +6,7 @@
 # where cuBLAS's tile and wave steps fall.  One "m n k" per line for `gemm_bench --shapes`;
 # with --fp8, only the largest and smallest layers (Llama-3-70B at TP 8, Llama-3-8B at TP 1).
 #
-#   calib/cuda/llama-gemms.sh [--fp8] > FILE
+#   calib/cuda/llama-gemms.sh [--fp8 | --fp8-tp1] > FILE
 set -eu
 models='llama-2-7b 4096 32 32 11008
 llama-2-70b 8192 64 8 28672
@@ -17,6 +17,13 @@ if [ "${1:-}" = --fp8 ]; then
     models='llama-3-8b 4096 32 8 14336 1
 llama-3-70b 8192 64 8 28672 8'
 fi
+# --fp8-tp1: Llama-3-8B and Llama-2-70B at TP 1, tokens in multiples of 16 (FP8 needs them)
+# up to 8,192: the decode batches and prefill chunks of an FP8 serving engine
+if [ "${1:-}" = --fp8-tp1 ]; then
+    models='llama-3-8b 4096 32 8 14336 1
+llama-2-70b 8192 64 8 28672 1'
+    tokens() { echo 16 32 64 128 256 384 512 768 1024 2048 4096 8192; }
+else
 tokens() {
     echo 1 2 4 8 16 24 32 48 64
     seq 80 16 512
@@ -25,6 +32,7 @@ tokens() {
     seq 2304 256 4096
     echo 6144 8192 12288 16384
 }
+fi
 # a shape two models share is listed once, under the first
 echo "$models" | while read -r name h heads kv f only_tp; do
     for tp in ${only_tp:-$tps}; do
