@@ -1202,6 +1202,12 @@ for bad_ratio in 'a100-sxm-80gb\tgemm_ratio\tfp8' 'h800-sxm\tgemm_ratio\tfp4'; d
     if [ -n "$(ls "$tmp/ratio-out")" ]; then bad "a refused calibrate wrote tables"; else ok; fi
 done
 rm "$tmp/data/calib/published.tsv" && ln -s "$PWD/calib/published.tsv" "$tmp/data/calib/published.tsv"
+# the sweeps' shape lists are what calib/cuda/llama-gemms.sh writes
+cur=llama-gemms
+for opt in "" --fp8 --fp8-tp1; do
+    if sh calib/cuda/llama-gemms.sh $opt | cmp -s - "calib/cuda/llama-gemms${opt#-}.txt"; then ok; else
+        bad "calib/cuda/llama-gemms${opt#-}.txt is not what llama-gemms.sh $opt writes"; fi
+done
 # a derived GPU's GEMMs fitted to measurements of it (fit.tsv gemm_measured):
 # the H200's bf16 sweep (calib/measured/h200) gives it a shape of its own
 meas_fit() { # FIT.TSV-SED-SCRIPT: fit.tsv rewritten, then calibrate --fit
