@@ -220,7 +220,8 @@ static double grid_eff(const gemm_fit *f, const gpu_spec *g,
 }
 
 static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
-                      dtype fitted, const grid_spec *gs, int ngs, llm_err *e)
+                      dtype fitted, bool measured_here, const grid_spec *gs,
+                      int ngs, llm_err *e)
 {
     util_outfile o;
     if (util_out_open(&o, path, e))
@@ -232,8 +233,8 @@ static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
             "%.4f, fixed %.2f us (%d measured GEMMs)\n# Other grids: the same "
             "shape, scaled to %s (source column).\n",
             g->name, dtype_name(fitted), f->emax, f->m0, f->n0, f->k0, f->em,
-            f->t0 * 1e6, f->n, fitted == DT_FP16 ? "a published measurement"
-                                                 : "measurements");
+            f->t0 * 1e6, f->n, measured_here ? "measurements"
+                                             : "a published measurement");
     fprintf(o.fp, "dtype\tm\tn\tk\tefficiency\tsource\n");
     for (int d = 0; d < ngs; d++)
         for (int a = 0; a < NGRID_M; a++)
@@ -738,20 +739,43 @@ static int load_measured(const char *list, const cost_calib *kr,
     return 0;
 }
 
-/* A derived GPU's own GEMM grids from its measured GEMMs: the 16-bit rows
- * fitted as a traced GPU's are (fit_gemm), the shape every grid scales;
- * each other dtype's rows a sweep of that shape.  gs gets the grids, own
- * the shape, done[dt] which dtypes they cover. */
+/* The 16-bit dtype a GPU's measurements give its shape in: bf16 where
+ * there are bf16 rows, else fp16 (also with no measurements: the traces'). */
+static dtype measured_base(const measured *ms)
+{
+    return ms->by_dt[DT_BF16].n ? DT_BF16 : DT_FP16;
+}
+
+/* GPU g's gemm_measured files (fit.tsv row d), m padded to g's tiles, with
+ * enough 16-bit rows to fit a shape; *ms empty on failure. */
+static int load_gpu_measured(const cfg_fit_gpu *d, const gpu_spec *g,
+                             measured *ms, llm_err *e)
+{
+    cost_calib kr;
+    memset(&kr, 0, sizeof kr);
+    memset(ms, 0, sizeof *ms);
+    if (cfg_load_kernel_ratios(cfg_datadir(), g->name, &kr, e) ||
+        load_measured(d->gemm_measured, &kr, ms, e))
+        return -1;
+    int n16 = ms->by_dt[measured_base(ms)].n;
+    if (n16 >= 8)
+        return 0;
+    measured_free(ms);
+    return err_set(e, "calib/fit.tsv: %s: gemm_measured has %d bf16 or fp16 "
+                      "GEMMs (expected at least 8 to fit a shape)", g->name,
+                   n16);
+}
+
+/* A derived GPU's own GEMM grids from its measured GEMMs (load_gpu_measured):
+ * the 16-bit rows fitted as a traced GPU's are (fit_gemm), the shape every
+ * grid scales; each other dtype's rows a sweep of that shape.  gs gets the
+ * grids, own the shape, done[dt] which dtypes they cover. */
 static int measured_grids(const gpu_spec *g, const measured *ms,
                           gemm_fit *own, grid_spec *gs, int *ngs,
                           bool *done, llm_err *e)
 {
-    dtype base = ms->by_dt[DT_BF16].n ? DT_BF16 : DT_FP16;
+    dtype base = measured_base(ms);
     const points *b = &ms->by_dt[base];
-    if (b->n < 8)
-        return err_set(e, "calib/fit.tsv: %s: gemm_measured has %d bf16 or "
-                          "fp16 GEMMs (expected at least 8 to fit a shape)",
-                       g->name, b->n);
     if (fit_gemm(b->p, b->n, g, grid_peak(g, base), own, e))
         return -1;
     gs[0] = (grid_spec){DT_FP16, 1, 0, "", 0};
@@ -918,10 +942,7 @@ static int derive(const cfg_fit_gpu *d, const base_grids *bg,
     if (d->gemm_measured[0]) {
         /* measured on the GPU itself: its own shape, and published rows
          * only for the dtypes the measurements lack */
-        cost_calib kr;
-        memset(&kr, 0, sizeof kr);
-        rc = cfg_load_kernel_ratios(cfg_datadir(), g->name, &kr, e) ||
-             load_measured(d->gemm_measured, &kr, &ms, e) ||
+        rc = load_gpu_measured(d, g, &ms, e) ||
              measured_grids(g, &ms, &own, gs, &ngs, done, e);
         gf = &own;
         snprintf(shape, sizeof shape, "shape of %s's own fit", g->name);
@@ -938,10 +959,8 @@ static int derive(const cfg_fit_gpu *d, const base_grids *bg,
     if (rc == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
         rc = err_set(e, "%s: cannot create: %s", dir, strerror(errno));
     snprintf(p, sizeof p, "%s/gemm.tsv", dir);
-    /* the dtype the shape was fitted to: the measured bf16 GEMMs, or the
-     * base's fp16 traces */
-    dtype fitted = ms.by_dt[DT_BF16].n ? DT_BF16 : DT_FP16;
-    rc = rc ? rc : write_gemm(p, g, gf, fitted, gs, ngs, e);
+    rc = rc ? rc : write_gemm(p, g, gf, measured_base(&ms),
+                              d->gemm_measured[0] != 0, gs, ngs, e);
     snprintf(p, sizeof p, "%s/hbm.tsv", dir);
     rc = rc ? rc : write_hbm(p, g, mf, sh, hsrc, e);
     rc = rc ? rc : write_support(dir, d->flash_fwd, d->flash_src, e);
@@ -1011,7 +1030,7 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
                                &gs[ngs++], e);
     if (rc == 0) {
         snprintf(p, sizeof p, "%s/gemm.tsv", odir);
-        rc = write_gemm(p, g, &gf, DT_FP16, gs, ngs, e);
+        rc = write_gemm(p, g, &gf, DT_FP16, false, gs, ngs, e);
     }
     if (rc == 0) {
         snprintf(p, sizeof p, "%s/hbm.tsv", odir);
@@ -1327,18 +1346,10 @@ static int check_measured(const fit_list *fits, gpu_catalog *cat, llm_err *e)
         const gpu_spec *g = gpu_find(cat, d->gpu);
         if (!g)
             return err_set(e, "GPU %s missing from the catalog", d->gpu);
-        cost_calib kr;
-        memset(&kr, 0, sizeof kr);
         measured ms;
-        if (cfg_load_kernel_ratios(cfg_datadir(), g->name, &kr, e) ||
-            load_measured(d->gemm_measured, &kr, &ms, e))
+        if (load_gpu_measured(d, g, &ms, e))
             return -1;
-        int n16 = ms.by_dt[DT_BF16].n + ms.by_dt[DT_FP16].n;
         measured_free(&ms);
-        if (n16 < 8)
-            return err_set(e, "calib/fit.tsv: %s: gemm_measured has %d bf16 "
-                              "or fp16 GEMMs (expected at least 8 to fit a "
-                              "shape)", g->name, n16);
     }
     return 0;
 }
