@@ -1246,6 +1246,21 @@ run 1 calibrate-measured-bad -- calibrate --fit --out "$tmp/meas-out"
 meas_done
 has 'bad-measured.tsv:1: time_us: missing column'
 quiet
+# a time that is not a number, and too few 16-bit rows to fit a shape:
+# refused by file, line and key, or by GPU and key, with no table written
+printf 'dtype\tm\tn\tk\ttime_us\tsource\nbf16\t1\t8\t8\tfast\tx\n' >"$tmp/data/calib/bad-measured.tsv"
+meas_fit 's#^\(h200\t-\th100-sxm\t\)-#\1calib/bad-measured.tsv#'
+run 1 calibrate-measured-nan -- calibrate --fit --out "$tmp/meas-out"
+meas_done
+has 'bad-measured.tsv:2: time_us'
+quiet
+printf 'dtype\tm\tn\tk\ttime_us\tsource\nbf16\t1\t8\t8\t3.5\tx\n' >"$tmp/data/calib/bad-measured.tsv"
+meas_fit 's#^\(h200\t-\th100-sxm\t\)-#\1calib/bad-measured.tsv#'
+run 1 calibrate-measured-few -- calibrate --fit --out "$tmp/meas-out"
+meas_done
+has 'h200: gemm_measured has 1 bf16 or fp16 GEMMs \(expected at least 8'
+quiet
+if [ -n "$(ls "$tmp/meas-out")" ]; then bad "a refused calibrate wrote tables"; else ok; fi
 rm "$tmp/data/calib/fit.tsv" "$tmp/data/calib/bad-measured.tsv"
 ln -s "$PWD/calib/fit.tsv" "$tmp/data/calib/fit.tsv"
 run 1 serve-trace-missing-column -- $SV --trace tests/bad/trace-missing-column.csv
