@@ -24,7 +24,7 @@ static const char *const fsdp_keys[] = {
     "reduce_bytes",      "gather",           "qkv_fused",
     "prefetch_params",   "prefetch_per_hidden2", "max_live_params",
     "persist_params",    "persist_per_hidden",   "reduce_bucket_params",
-    "reduce_bucket_per_hidden2"};
+    "reduce_bucket_per_hidden2", "internode_GBps"};
 
 /* fsdp = { reduce_bytes, gather = "layer" | "module", ... }: a module
  * coordinator needs its prefetch, live and reduce sizes (each absolute or
@@ -32,6 +32,7 @@ static const char *const fsdp_keys[] = {
 static int load_fsdp(cfgu *c, const config_setting_t *g, stack_spec *s)
 {
     int gather = s->z3_gather;
+    double gbps = s->z3_internode_Bps / 1e9;
     if (cfgu_check_keys(c, g, fsdp_keys, COUNT(fsdp_keys)) ||
         cfgu_double(c, g, "reduce_bytes", false, 0, 8, &s->fsdp_reduce_bytes) ||
         cfgu_enum(c, g, "gather", false, stack_gather_names, 2, &gather) ||
@@ -49,8 +50,10 @@ static int load_fsdp(cfgu *c, const config_setting_t *g, stack_spec *s)
         cfgu_double(c, g, "reduce_bucket_params", false, 1, 1e13,
                     &s->z3_reduce_params) ||
         cfgu_double(c, g, "reduce_bucket_per_hidden2", false, 1e-6, 1e6,
-                    &s->z3_reduce_per_h2))
+                    &s->z3_reduce_per_h2) ||
+        cfgu_double(c, g, "internode_GBps", false, 0.1, 1e4, &gbps))
         return -1;
+    s->z3_internode_Bps = gbps * 1e9;
     s->z3_gather = (stack_gather)gather;
     if (gather != STACK_GATHER_MODULE)
         return 0;

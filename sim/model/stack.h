@@ -79,6 +79,11 @@ typedef struct stack_spec {
     double z3_max_live_params;
     double z3_persist_params, z3_persist_per_h;
     double z3_reduce_params, z3_reduce_per_h2;
+    /* ZeRO-3 across nodes: the bytes per second each GPU's gathers and
+     * reduce-scatters move when the data-parallel group spans nodes, as
+     * the stack's published runs reached it (a floor on their time over
+     * NCCL's own; 0: NCCL's alone) */
+    double z3_internode_Bps;
     /* Data-parallel gradient buckets (ZeRO 0-2) when the plan names none
      * (--bucket-mb 0): a fixed size in bytes (PyTorch DDP's bucket_cap_mb),
      * or Megatron-Core's rule, max(bucket_params, bucket_params_per_dp x

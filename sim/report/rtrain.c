@@ -71,6 +71,10 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                     "persistent under %.3g, reduce bucket %.3g elements",
                 z.prefetch, z.max_live, z.persist, z.reduce);
     }
+    if (p->zero >= 3 && st->z3_internode_Bps > 0)
+        fprintf(fp, "; across nodes each GPU's gathers and reduce-scatters "
+                    "move at most %.3g GB/s (the stack's published runs)",
+                st->z3_internode_Bps / 1e9);
     fprintf(fp, "\n");
     if (p->precision == DT_FP8)
         fprintf(fp, "training load: tensor cores at %.1f%% (FP8) and %.1f%% "
@@ -235,6 +239,9 @@ json_t *rtrain_json(const exp_train_out *o)
         json_object_set_new(st, "zero3_reduce_bucket_params",
                             json_real(z.reduce));
     }
+    if (sp->z3_internode_Bps > 0)
+        json_object_set_new(st, "zero3_internode_GBps",
+                            json_real(sp->z3_internode_Bps / 1e9));
     json_object_set_new(j, "stack", st);
     json_t *load = json_object();
     json_object_set_new(load, "tensor_16bit",

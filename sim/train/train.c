@@ -164,14 +164,19 @@ static int group_rank(const plan_train *p, int group, int g, int i)
 
 /* What one NCCL channel of stage s's data-parallel ring moves (NCCL's
  * per-channel ring throughput at the group's node count). */
-static double dp_channel_Bps(const ctx *c, int s)
+static int dp_nodes(const ctx *c, int s)
 {
     const plan_train *p = c->p;
     const topo *t = c->in->t;
     int first = rank_of(p, 0, 0, 0, s), last = rank_of(p, 0, 0, p->dp - 1, s);
-    int nodes = t->gpus_per_node > 0
-                    ? last / t->gpus_per_node - first / t->gpus_per_node + 1
-                    : 1;
+    return t->gpus_per_node > 0
+               ? last / t->gpus_per_node - first / t->gpus_per_node + 1
+               : 1;
+}
+
+static double dp_channel_Bps(const ctx *c, int s)
+{
+    int nodes = dp_nodes(c, s);
     return c->in->coll->ring_ch_Bps[nodes <= 1 ? 0 : nodes == 2 ? 1 : 2];
 }
 
@@ -628,10 +633,25 @@ typedef struct z3_gather_ctx {
     double bytes_each;
 } z3_gather_ctx;
 
+/* A per-module ZeRO-3 collective of `bytes` on the data-parallel group:
+ * NCCL's time, and across nodes never less than the stack's published
+ * runs took to move each GPU's share, (dp - 1) / dp of it
+ * (stack_spec.z3_internode_Bps). */
+static double z3_coll_s(ctx *c, coll_op op, double bytes)
+{
+    double s = coll_s(c, op, 1, bytes);
+    double rate = c->st->z3_internode_Bps;
+    if (rate > 0 && dp_nodes(c, 0) > 1) {
+        double floor_s = bytes * (c->p->dp - 1) / c->p->dp / rate;
+        s = floor_s > s ? floor_s : s;
+    }
+    return s;
+}
+
 static double z3_gather_s(void *p, double params)
 {
     z3_gather_ctx *g = p;
-    double s = coll_s(g->c, COLL_ALL_GATHER, 1, params * g->bytes_each);
+    double s = z3_coll_s(g->c, COLL_ALL_GATHER, params * g->bytes_each);
     return g->c->failed ? -1 : s;
 }
 
@@ -725,7 +745,7 @@ static void fsdp_modules(ctx *c, const model_tensor *tt, int n, double params,
     double rs = 0;
     if (trained > 0 && sz.reduce > 0)
         rs = trained / sz.reduce *
-             coll_s(c, COLL_REDUCE_SCATTER, 1, sz.reduce * gb / trained);
+             z3_coll_s(c, COLL_REDUCE_SCATTER, sz.reduce * gb / trained);
     for (int k = 0; k < nm && v->fsdp_first == 0; k++)
         if (fm[k].params > 0)
             v->fsdp_first = z3_gather_s(&g, fm[k].params);

@@ -432,6 +432,43 @@ static void test_zero3_per_module_step(void **state)
     env_close(&v);
 }
 
+/* A stack's floor on ZeRO-3's cross-node rate (stack_spec.z3_internode_Bps):
+ * at 1 GB/s a GPU, the step of 2 x 8 GPUs takes at least its layers'
+ * forward and backward gathers of fp16 parameters, (dp - 1) / dp of them
+ * each, at that rate; without the floor it is far shorter; inside one node
+ * the floor changes nothing. */
+static void test_zero3_internode_floor(void **state)
+{
+    (void)state;
+    llm_err e;
+    stack_spec ds;
+    assert_int_equal(cfg_load_stack("stacks/deepspeed.cfg", &ds, &e), 0);
+    assert_true(ds.z3_internode_Bps == 0);
+    for (int nodes = 1; nodes <= 2; nodes++) {
+        env v;
+        env_open(&v, nodes, "llama-2-7b");
+        plan_train p = exp_plan_train_defaults();
+        p.dp = 8 * nodes, p.zero = 3, p.micro_batch = 1;
+        p.global_batch = p.dp, p.seq_len = 1024;
+        train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll,
+                          &v.ov, false, false, NULL, NULL, 0, &ds};
+        train_result nccl, floored;
+        ds.z3_internode_Bps = 0;
+        assert_int_equal(train_simulate(&in, &nccl, &e), 0);
+        ds.z3_internode_Bps = 1e9;
+        assert_int_equal(train_simulate(&in, &floored, &e), 0);
+        if (nodes == 1) {
+            assert_true(floored.step_s == nccl.step_s);
+        } else {
+            double bytes = 2 * model_params_layers(&v.m, 0, v.m.layers - 1) *
+                           2 * (p.dp - 1) / p.dp;
+            assert_true(floored.step_s >= bytes / 1e9);
+            assert_true(nccl.step_s < 0.5 * bytes / 1e9);
+        }
+        env_close(&v);
+    }
+}
+
 /* Sliding-window attention in a step: a window shorter than the sequence
  * makes the fused attention, so the step, faster; one as long as the
  * sequence changes nothing, nor does any window on the unfused path
@@ -983,6 +1020,7 @@ int main(void)
         cmocka_unit_test(test_zero3_coordinator),
         cmocka_unit_test(test_zero3_bounds),
         cmocka_unit_test(test_zero3_per_module_step),
+        cmocka_unit_test(test_zero3_internode_floor),
         cmocka_unit_test(test_sliding_window_step),
         cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_interference),
