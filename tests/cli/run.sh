@@ -730,6 +730,17 @@ cur=train-zero3-live-budget
 if awk -v a="$open" -v b="$shut" 'BEGIN { exit !(a > 0 && b > a) }'; then ok; else bad "max live 1e12: $open s, max live 1: $shut s"; fi
 run 0 train-zero3-flag-wins -- train --model llama-2-7b --cluster dgx-a100 --stack deepspeed --dp 8 --zero 3 --global-batch 8 --zero3-prefetch 5e7 --json
 has '"zero3_prefetch_params": 50000000'
+# the stack's cross-node rate floor for ZeRO-3 (megatron-deepspeed: its
+# published runs at 20.5 GB/s a GPU) is named in the report and the JSON;
+# a floor of 0 GB/s is refused at its line
+run 0 train-zero3-internode-report -- train --model gpt3-175b --cluster dgx-a100 --nodes 2 --stack megatron-deepspeed --dp 16 --zero 3 --global-batch 16 --recompute full --precision fp16 --allow-oom
+has 'across nodes each GPU.s gathers and reduce-scatters move at most 20.5 GB/s'
+run 0 train-zero3-internode-json -- train --model gpt3-175b --cluster dgx-a100 --nodes 2 --stack megatron-deepspeed --dp 16 --zero 3 --global-batch 16 --recompute full --precision fp16 --allow-oom --json
+has '"zero3_internode_GBps": 20.5'
+printf 'display = "x";\nversion = "1";\nsource = "s";\nfsdp = { internode_GBps = 0.0; };\n' >"$tmp/bad-z3rate.cfg"
+run 1 train-stack-bad-zero3-rate -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-z3rate.cfg"
+has 'bad-z3rate.cfg:4: internode_GBps'
+quiet
 # LAMB: Adam's state (the same memory peak) and a step of 52 B a parameter
 # against Adam's 28 B (slower, on one GPU where nothing hides it)
 lamb_json() { $L train --model llama-2-7b --cluster dgx-a100 --gpus 1 --dp 1 --global-batch 1 --seq-len 512 "$@" --json --allow-oom; }
