@@ -24,18 +24,20 @@ static const char *const fsdp_keys[] = {
     "reduce_bytes",      "gather",           "qkv_fused",
     "prefetch_params",   "prefetch_per_hidden2", "max_live_params",
     "persist_params",    "persist_per_hidden",   "reduce_bucket_params",
-    "reduce_bucket_per_hidden2", "internode_GBps"};
+    "reduce_bucket_per_hidden2", "internode_GBps", "backward_prefetch"};
 
 /* fsdp = { reduce_bytes, gather = "layer" | "module", ... }: a module
  * coordinator needs its prefetch, live and reduce sizes (each absolute or
  * per hidden). */
 static int load_fsdp(cfgu *c, const config_setting_t *g, stack_spec *s)
 {
-    int gather = s->z3_gather;
+    int gather = s->z3_gather, prefetch = s->fsdp_backward_prefetch;
     double gbps = s->z3_internode_Bps / 1e9;
     if (cfgu_check_keys(c, g, fsdp_keys, COUNT(fsdp_keys)) ||
         cfgu_double(c, g, "reduce_bytes", false, 0, 8, &s->fsdp_reduce_bytes) ||
         cfgu_enum(c, g, "gather", false, stack_gather_names, 2, &gather) ||
+        cfgu_enum(c, g, "backward_prefetch", false, stack_prefetch_names, 2,
+                  &prefetch) ||
         cfgu_bool(c, g, "qkv_fused", false, &s->z3_qkv_fused) ||
         cfgu_double(c, g, "prefetch_params", false, 1, 1e13,
                     &s->z3_prefetch_params) ||
@@ -54,6 +56,7 @@ static int load_fsdp(cfgu *c, const config_setting_t *g, stack_spec *s)
         cfgu_double(c, g, "internode_GBps", false, 0.1, 1e4, &gbps))
         return -1;
     s->z3_internode_Bps = gbps * 1e9;
+    s->fsdp_backward_prefetch = (stack_prefetch)prefetch;
     s->z3_gather = (stack_gather)gather;
     if (gather != STACK_GATHER_MODULE)
         return 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 const char *const stack_gather_names[2] = {"layer", "module"};
+const char *const stack_prefetch_names[2] = {"pre", "post"};
 
 stack_spec stack_defaults(void)
 {

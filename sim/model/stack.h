@@ -18,6 +18,12 @@
 /* How ZeRO-3 gathers parameters (stack_spec.z3_gather). */
 typedef enum { STACK_GATHER_LAYER, STACK_GATHER_MODULE } stack_gather;
 extern const char *const stack_gather_names[2];
+/* When a per-block FSDP issues the next block's backward all-gather
+ * (PyTorch FSDP1 BackwardPrefetch): PRE before this block's gradients,
+ * overlapping them; POST after them, so it waits in full and only the
+ * reduce-scatter overlaps the next block's gradients. */
+typedef enum { STACK_PREFETCH_PRE, STACK_PREFETCH_POST } stack_prefetch;
+extern const char *const stack_prefetch_names[2];
 
 typedef struct stack_spec {
     char name[64], display[160], version[160];
@@ -74,6 +80,7 @@ typedef struct stack_spec {
      * the reduce size.  qkv_fused: Q, K and V are one module (Megatron's
      * query_key_value), not three (transformers' q/k/v_proj). */
     stack_gather z3_gather;
+    stack_prefetch fsdp_backward_prefetch;
     bool z3_qkv_fused;
     double z3_prefetch_params, z3_prefetch_per_h2;
     double z3_max_live_params;

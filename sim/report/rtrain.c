@@ -71,6 +71,10 @@ static void stack_text(FILE *fp, const exp_train_out *o)
                     "persistent under %.3g, reduce bucket %.3g elements",
                 z.prefetch, z.max_live, z.persist, z.reduce);
     }
+    if (p->zero >= 3 && st->z3_gather == STACK_GATHER_LAYER &&
+        st->fsdp_backward_prefetch == STACK_PREFETCH_POST)
+        fprintf(fp, "; FSDP gathers the next block after this block's "
+                    "gradients (BACKWARD_POST)");
     if (p->zero >= 3 && st->z3_internode_Bps > 0)
         fprintf(fp, "; across nodes each GPU's gathers and reduce-scatters "
                     "move at most %.3g GB/s (the stack's published runs)",
@@ -239,6 +243,9 @@ json_t *rtrain_json(const exp_train_out *o)
         json_object_set_new(st, "zero3_reduce_bucket_params",
                             json_real(z.reduce));
     }
+    json_object_set_new(
+        st, "fsdp_backward_prefetch",
+        json_string(stack_prefetch_names[sp->fsdp_backward_prefetch]));
     if (sp->z3_internode_Bps > 0)
         json_object_set_new(st, "zero3_internode_GBps",
                             json_real(sp->z3_internode_Bps / 1e9));

@@ -815,10 +815,19 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
     double ch = dp_channel_Bps(c, 0);
     train_interfere(c->in->gpu, ag > 0 ? pb / ag * scale : 0, ch, 2, mem_frac,
                     f_fwd, ag, &fi);
-    train_interfere(c->in->gpu, (pb + gb) / (ag + rs) * scale, ch, 2.5,
-                    mem_frac, f_bwd, ag + rs, &bi);
     double ef = ag > f_fwd ? ag - f_fwd : 0;
-    double eb = ag + rs > f_bwd ? ag + rs - f_bwd : 0;
+    double eb;
+    if (c->st->fsdp_backward_prefetch == STACK_PREFETCH_POST) {
+        /* the next block's gather waits in full; this block's
+         * reduce-scatter runs under the next block's gradients */
+        train_interfere(c->in->gpu, rs > 0 ? gb / rs * scale : 0, ch, 2.5,
+                        mem_frac, f_bwd, rs, &bi);
+        eb = ag + (rs > f_bwd ? rs - f_bwd : 0);
+    } else {
+        train_interfere(c->in->gpu, (pb + gb) / (ag + rs) * scale, ch, 2.5,
+                        mem_frac, f_bwd, ag + rs, &bi);
+        eb = ag + rs > f_bwd ? ag + rs - f_bwd : 0;
+    }
     v->fsdp += ef + eb + fi.extra_s + bi.extra_s;
     v->fsdp_fwd_part += ef + fi.extra_s;
 }

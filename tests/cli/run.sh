@@ -741,6 +741,17 @@ printf 'display = "x";\nversion = "1";\nsource = "s";\nfsdp = { internode_GBps =
 run 1 train-stack-bad-zero3-rate -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-z3rate.cfg"
 has 'bad-z3rate.cfg:4: internode_GBps'
 quiet
+# Composer's FSDP gathers a block's backward parameters after the block
+# before it has its gradients (llm-foundry: BACKWARD_POST), named in the
+# report and the JSON; a prefetch mode FSDP has not is refused at its line
+run 0 train-fsdp-backward-post -- train --model mpt-7b --cluster dgx-h100 --stack llm-foundry --dp 8 --zero 3 --micro-batch 2 --global-batch 16 --seq-len 2048
+has 'FSDP gathers the next block after this block.s gradients .BACKWARD_POST.'
+run 0 train-fsdp-backward-pre-json -- train --model mpt-7b --cluster dgx-h100 --stack torchtitan --dp 8 --zero 3 --micro-batch 2 --global-batch 16 --seq-len 2048 --json
+has '"fsdp_backward_prefetch": "pre"'
+printf 'display = "x";\nversion = "1";\nsource = "s";\nfsdp = { backward_prefetch = "sideways"; };\n' >"$tmp/bad-bwp.cfg"
+run 1 train-stack-bad-backward-prefetch -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-bwp.cfg"
+has 'bad-bwp.cfg:4: backward_prefetch'
+quiet
 # LAMB: Adam's state (the same memory peak) and a step of 52 B a parameter
 # against Adam's 28 B (slower, on one GPU where nothing hides it)
 lamb_json() { $L train --model llama-2-7b --cluster dgx-a100 --gpus 1 --dp 1 --global-batch 1 --seq-len 512 "$@" --json --allow-oom; }

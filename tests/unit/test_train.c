@@ -469,6 +469,34 @@ static void test_zero3_internode_floor(void **state)
     }
 }
 
+/* FSDP's backward prefetch (stack_spec.fsdp_backward_prefetch): after a
+ * block's gradients (BACKWARD_POST, llm-foundry's) the next block's
+ * all-gather waits in full, so the same step is slower and shows more
+ * exposed data-parallel time than with the gather issued before them
+ * (BACKWARD_PRE); the forward is the same either way. */
+static void test_fsdp_backward_post(void **state)
+{
+    (void)state;
+    llm_err e;
+    stack_spec st;
+    assert_int_equal(cfg_load_stack("stacks/llm-foundry.cfg", &st, &e), 0);
+    assert_int_equal(st.fsdp_backward_prefetch, STACK_PREFETCH_POST);
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    plan_train p = exp_plan_train_defaults();
+    p.dp = 8, p.zero = 3, p.micro_batch = 2, p.global_batch = 16;
+    p.seq_len = 2048;
+    train_input in = {&v.m, &p, v.t, R(v.t), v.t->gpu, &v.cost, &v.coll,
+                      &v.ov, false, false, NULL, NULL, 0, &st};
+    train_result post, pre;
+    assert_int_equal(train_simulate(&in, &post, &e), 0);
+    st.fsdp_backward_prefetch = STACK_PREFETCH_PRE;
+    assert_int_equal(train_simulate(&in, &pre, &e), 0);
+    assert_true(post.step_s > pre.step_s);
+    assert_true(post.exposed_comm_s[COMM_DP] > pre.exposed_comm_s[COMM_DP]);
+    env_close(&v);
+}
+
 /* Sliding-window attention in a step: a window shorter than the sequence
  * makes the fused attention, so the step, faster; one as long as the
  * sequence changes nothing, nor does any window on the unfused path
@@ -1021,6 +1049,7 @@ int main(void)
         cmocka_unit_test(test_zero3_bounds),
         cmocka_unit_test(test_zero3_per_module_step),
         cmocka_unit_test(test_zero3_internode_floor),
+        cmocka_unit_test(test_fsdp_backward_post),
         cmocka_unit_test(test_sliding_window_step),
         cmocka_unit_test(test_full_equals_representative),
         cmocka_unit_test(test_interference),
