@@ -60,6 +60,11 @@ static int load_fsdp(cfgu *c, const config_setting_t *g, stack_spec *s)
     s->z3_gather = (stack_gather)gather;
     if (gather != STACK_GATHER_MODULE)
         return 0;
+    if (prefetch != STACK_PREFETCH_PRE)
+        return err_at(c->e, cfgu_file(c, g), cfgu_line(g), "fsdp",
+                      "backward_prefetch applies to gather = \"layer\" "
+                      "(a per-module coordinator prefetches by its own "
+                      "sizes)");
     const char *missing =
         s->z3_prefetch_params <= 0 && s->z3_prefetch_per_h2 <= 0
             ? "prefetch_params or prefetch_per_hidden2"

@@ -633,7 +633,7 @@ typedef struct z3_gather_ctx {
     double bytes_each;
 } z3_gather_ctx;
 
-/* A per-module ZeRO-3 collective of `bytes` on the data-parallel group:
+/* A ZeRO-3 collective of `bytes` on the data-parallel group:
  * NCCL's time, and across nodes never less than the stack's published
  * runs took to move each GPU's share, (dp - 1) / dp of it
  * (stack_spec.z3_internode_Bps). */
@@ -806,8 +806,8 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
                      mem_frac, v);
         return;
     }
-    double ag = coll_s(c, COLL_ALL_GATHER, 1, pb);
-    double rs = coll_s(c, COLL_REDUCE_SCATTER, 1, gb);
+    double ag = z3_coll_s(c, COLL_ALL_GATHER, pb);
+    double rs = z3_coll_s(c, COLL_REDUCE_SCATTER, gb);
     if (v->fsdp_first == 0)
         v->fsdp_first = ag;
     train_interference fi, bi;

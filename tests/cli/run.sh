@@ -752,6 +752,10 @@ printf 'display = "x";\nversion = "1";\nsource = "s";\nfsdp = { backward_prefetc
 run 1 train-stack-bad-backward-prefetch -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-bwp.cfg"
 has 'bad-bwp.cfg:4: backward_prefetch'
 quiet
+printf 'display = "x";\nversion = "1";\nsource = "s";\nfsdp = { gather = "module"; max_live_params = 1e9; prefetch_params = 5e7;\n  reduce_bucket_params = 5e8; backward_prefetch = "post"; };\n' >"$tmp/bad-bwp-module.cfg"
+run 1 train-stack-backward-prefetch-module -- train configs/train-llama2-7b-8xh100.cfg --stack "$tmp/bad-bwp-module.cfg"
+has 'bad-bwp-module.cfg:4: fsdp: backward_prefetch applies to gather = "layer"'
+quiet
 # LAMB: Adam's state (the same memory peak) and a step of 52 B a parameter
 # against Adam's 28 B (slower, on one GPU where nothing hides it)
 lamb_json() { $L train --model llama-2-7b --cluster dgx-a100 --gpus 1 --dp 1 --global-batch 1 --seq-len 512 "$@" --json --allow-oom; }

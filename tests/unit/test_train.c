@@ -437,12 +437,11 @@ static void test_zero3_per_module_step(void **state)
  * forward and backward gathers of fp16 parameters, (dp - 1) / dp of them
  * each, at that rate; without the floor it is far shorter; inside one node
  * the floor changes nothing. */
-static void test_zero3_internode_floor(void **state)
+static void check_internode_floor(const char *stack)
 {
-    (void)state;
     llm_err e;
     stack_spec ds;
-    assert_int_equal(cfg_load_stack("stacks/deepspeed.cfg", &ds, &e), 0);
+    assert_int_equal(cfg_load_stack(stack, &ds, &e), 0);
     assert_true(ds.z3_internode_Bps == 0);
     for (int nodes = 1; nodes <= 2; nodes++) {
         env v;
@@ -467,6 +466,15 @@ static void test_zero3_internode_floor(void **state)
         }
         env_close(&v);
     }
+}
+
+/* ... for DeepSpeed's per-module coordinator and for PyTorch FSDP's
+ * per-block gathers alike */
+static void test_zero3_internode_floor(void **state)
+{
+    (void)state;
+    check_internode_floor("stacks/deepspeed.cfg");
+    check_internode_floor("stacks/fsdp1.cfg");
 }
 
 /* FSDP's backward prefetch (stack_spec.fsdp_backward_prefetch): after a
