@@ -162,8 +162,7 @@ static int group_rank(const plan_train *p, int group, int g, int i)
     }
 }
 
-/* What one NCCL channel of stage s's data-parallel ring moves (NCCL's
- * per-channel ring throughput at the group's node count). */
+/* The nodes stage s's data-parallel group spans. */
 static int dp_nodes(const ctx *c, int s)
 {
     const plan_train *p = c->p;
@@ -174,6 +173,8 @@ static int dp_nodes(const ctx *c, int s)
                : 1;
 }
 
+/* What one NCCL channel of stage s's data-parallel ring moves (NCCL's
+ * per-channel ring throughput at the group's node count). */
 static double dp_channel_Bps(const ctx *c, int s)
 {
     int nodes = dp_nodes(c, s);
@@ -816,18 +817,14 @@ static void fsdp_layer(ctx *c, int layer, double f_fwd, double f_bwd,
     train_interfere(c->in->gpu, ag > 0 ? pb / ag * scale : 0, ch, 2, mem_frac,
                     f_fwd, ag, &fi);
     double ef = ag > f_fwd ? ag - f_fwd : 0;
-    double eb;
-    if (c->st->fsdp_backward_prefetch == STACK_PREFETCH_POST) {
-        /* the next block's gather waits in full; this block's
-         * reduce-scatter runs under the next block's gradients */
-        train_interfere(c->in->gpu, rs > 0 ? gb / rs * scale : 0, ch, 2.5,
-                        mem_frac, f_bwd, rs, &bi);
-        eb = ag + (rs > f_bwd ? rs - f_bwd : 0);
-    } else {
-        train_interfere(c->in->gpu, (pb + gb) / (ag + rs) * scale, ch, 2.5,
-                        mem_frac, f_bwd, ag + rs, &bi);
-        eb = ag + rs > f_bwd ? ag + rs - f_bwd : 0;
-    }
+    /* what runs under the backward's gradients: the next block's gather
+     * and this block's reduce-scatter, or after the gradients (POST) the
+     * reduce-scatter alone while the gather waits in full */
+    bool post = c->st->fsdp_backward_prefetch == STACK_PREFETCH_POST;
+    double under = post ? rs : ag + rs, under_b = post ? gb : pb + gb;
+    train_interfere(c->in->gpu, under > 0 ? under_b / under * scale : 0, ch,
+                    2.5, mem_frac, f_bwd, under, &bi);
+    double eb = (post ? ag : 0) + (under > f_bwd ? under - f_bwd : 0);
     v->fsdp += ef + eb + fi.extra_s + bi.extra_s;
     v->fsdp_fwd_part += ef + fi.extra_s;
 }
