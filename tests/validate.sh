@@ -18,13 +18,17 @@
 #   sh tests/validate.sh --collectives-only
 #                                   the same for the collectives suite
 #                                   (calib/fit-nccl-host.sh)
-update=0 only_training=0 only_coll=0
+#   sh tests/validate.sh --serving-only
+#                                   the same for the serving suite (ONLY
+#                                   as for training)
+update=0 only_training=0 only_coll=0 only_serving=0
 case "${1-}" in
 "") ;;
 --update) update=1 ;;
 --training-only) only_training=1 ;;
 --collectives-only) only_coll=1 ;;
-*) echo "usage: validate.sh [--update | --training-only | --collectives-only]" >&2; exit 2 ;;
+--serving-only) only_serving=1 ;;
+*) echo "usage: validate.sh [--update | --training-only | --collectives-only | --serving-only]" >&2; exit 2 ;;
 esac
 base=tests/validation/baseline.tsv
 doc=docs/validation.md
@@ -235,6 +239,7 @@ serving() {
     [ -f "$f" ] || return 0
     grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite engine role model cluster args extra pick metric measured unit source notes; do
         [ -n "$id" ] || continue
+        [ -z "${ONLY-}" ] || grep -qx "$id" "$ONLY" || continue
         # $args is split on blanks on purpose: it is the rest of the command line
         # shellcheck disable=SC2086
         set -- --model "$model" --cluster "$cluster" --engine "$engine" $args --json
@@ -280,8 +285,10 @@ serving() {
     done
 }
 
-if [ "$only_training" = 1 ] || [ "$only_coll" = 1 ]; then
-    if [ "$only_training" = 1 ]; then training; else collectives; fi
+if [ "$only_training" = 1 ] || [ "$only_coll" = 1 ] || [ "$only_serving" = 1 ]; then
+    if [ "$only_training" = 1 ]; then training
+    elif [ "$only_serving" = 1 ]; then serving
+    else collectives; fi
     mv "$tmp" "$out"
     exit 0
 fi
