@@ -507,6 +507,18 @@ static void policy_chunked(sim *S, inst *I, plan *b)
     count_steps(S, I, b, b->n > 0 && b->tokens == b->n);
 }
 
+/* TensorRT-LLM's in-flight batching without chunked context (its default,
+ * `enable_chunked_context` false): the generation steps and whole
+ * contexts share an iteration of at most max_num_tokens tokens; a context
+ * that does not fit what the decodes leave waits for the next iteration,
+ * and none is ever split. */
+static void policy_inflight(sim *S, inst *I, plan *b)
+{
+    resume_swapped(S, I, b);
+    schedule_running(S, I, b, S->budget, RUN_ALL);
+    admit_waiting(S, I, b, S->budget, true);
+}
+
 /* A batch of prompts whenever one can be admitted, otherwise a batch of
  * decodes: the two never share an iteration.  Without a chunk size (vLLM
  * V0 without chunked prefill) a prompt joins only whole; with one (SGLang,
@@ -547,10 +559,12 @@ static void policy_static(sim *S, inst *I, plan *b)
 static void (*const policies[SERVE_POLICIES])(sim *S, inst *I, plan *b) = {
     [SERVE_CHUNKED] = policy_chunked,
     [SERVE_PREFILL_FIRST] = policy_prefill_first,
+    [SERVE_INFLIGHT] = policy_inflight,
 };
 const char *const serve_policy_names[SERVE_POLICIES] = {
     [SERVE_CHUNKED] = "chunked",
     [SERVE_PREFILL_FIRST] = "prefill-first",
+    [SERVE_INFLIGHT] = "inflight",
 };
 
 /* ---- routers ------------------------------------------------------------ */
@@ -1290,7 +1304,19 @@ static int check_input(const serve_input *in, llm_err *e)
     if (p->max_batched_tokens < 1 || p->max_num_seqs < 1 || p->block_size < 1)
         return err_set(e, "max_num_seqs, max_batched_tokens and block_size "
                           "must be at least 1");
-    if (p->policy == 1) {
+    if (p->policy == SERVE_INFLIGHT) {
+        for (int i = 0; i < in->nreq; i++)
+            if (in->req[i].prompt_tokens > serve_token_budget(p))
+                return err_set(e, "request %d: its %d-token prompt exceeds "
+                               "the %d-token budget, which the inflight "
+                               "policy needs to hold a whole context "
+                               "(TensorRT-LLM without chunked context "
+                               "refuses it); raise --max-batched-tokens or "
+                               "use --policy chunked", i + 1,
+                               in->req[i].prompt_tokens,
+                               serve_token_budget(p));
+    }
+    if (p->policy == SERVE_PREFILL_FIRST) {
         for (int i = 0; i < in->nreq; i++)
             if (in->req[i].prompt_tokens + in->req[i].output_tokens >
                 p->max_batched_tokens)

@@ -36,7 +36,7 @@ extern const char *const serve_preempt_names[PREEMPT_COUNT];
 
 /* Scheduler policies and routers are tables of functions (serve.c); these
  * are their names, in table order. */
-enum { SERVE_CHUNKED, SERVE_PREFILL_FIRST, SERVE_POLICIES };
+enum { SERVE_CHUNKED, SERVE_PREFILL_FIRST, SERVE_INFLIGHT, SERVE_POLICIES };
 #define SERVE_ROUTERS 3  /* "round-robin", "least-outstanding", "shortest-queue" */
 extern const char *const serve_policy_names[SERVE_POLICIES];
 extern const char *const serve_router_names[SERVE_ROUTERS];

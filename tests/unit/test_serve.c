@@ -624,6 +624,46 @@ static void test_prefill_first_chunks(void **state)
     env_close(&v);
 }
 
+/* TensorRT-LLM's in-flight batching without chunked context: two
+ * prompts of 3000 tokens under a 4096-token budget.  Chunked (vLLM V1)
+ * runs A whole and B's first 1096 tokens in the first iteration; inflight
+ * runs A alone, then B whole beside A's decode, so A's first token comes
+ * sooner and B's later, in as many iterations.  A prompt over the budget
+ * is refused, as TensorRT-LLM refuses a context over max_num_tokens. */
+static void test_inflight_whole_contexts(void **state)
+{
+    (void)state;
+    env v;
+    env_open(&v, 1, "llama-2-7b");
+    wl_request two[2] = {{0, 3000, 2}, {0, 3000, 2}};
+    serve_request_result out[2][2];
+    int iterations[2];
+    int policies[2] = {SERVE_CHUNKED, SERVE_INFLIGHT};
+    for (int k = 0; k < 2; k++) {
+        serve_input in = input(&v, 1, 1, 1, two, 2);
+        in.p.policy = policies[k];
+        in.p.max_batched_tokens = 4096;
+        in.out = out[k];
+        serve_result r = run(&in);
+        assert_int_equal(r.requests_completed, 2);
+        iterations[k] = r.pool[0].iterations;
+    }
+    assert_int_equal(iterations[0], 3);
+    assert_int_equal(iterations[1], 3);
+    assert_true(out[1][0].first_token_s < out[0][0].first_token_s);
+    assert_true(out[1][1].first_token_s > out[0][1].first_token_s);
+
+    wl_request big = {0, 5000, 2};
+    serve_input in = input(&v, 1, 1, 1, &big, 1);
+    in.p.policy = SERVE_INFLIGHT;
+    in.p.max_batched_tokens = 4096;
+    serve_result r;
+    llm_err e;
+    assert_int_equal(serve_simulate(&in, &r, &e), -1);
+    assert_non_null(strstr(e.msg, "5000-token prompt exceeds the 4096-token budget"));
+    env_close(&v);
+}
+
 /* Static batching (`generate`): the second batch starts only when the
  * first one's longest sequence has ended; continuous batching starts a
  * waiting request as soon as a sequence leaves. */
@@ -698,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_low_load),
         cmocka_unit_test(test_saturation),
         cmocka_unit_test(test_kv_recompute),
+        cmocka_unit_test(test_inflight_whole_contexts),
         cmocka_unit_test(test_kv_swap),
         cmocka_unit_test(test_disagg_transfer),
         cmocka_unit_test(test_disagg_layerwise),
