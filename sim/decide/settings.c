@@ -385,9 +385,11 @@ const setting settings_table[] = {
      .at = {SERVE("workload.concurrency", concurrency)}},
     {.flag = "warmup", INT(0, 1 << 30), .dflt = "0",
      .help = "requests sent first that run but stay out of every latency "
-             "and throughput figure: a benchmark's warm-up (genai-perf and "
-             "AIPerf --warmup-request-count), or a closed loop's first wave, "
-             "which a tool measuring stable windows never reports",
+             "figure: a benchmark's warm-up (genai-perf and AIPerf "
+             "--warmup-request-count), or a closed loop's first wave, which "
+             "a tool measuring stable windows never reports; throughputs "
+             "are over the other requests' window, counting all it "
+             "delivered",
      .at = {SERVE("workload.warmup", warmup)}},
     {.flag = "think-time-ms", REAL(0, 1e9), .scale = 1e-3, .unit = "ms",
      .dflt = "0", .help = "closed loop: a client's pause between a "

@@ -125,8 +125,10 @@ void rserve_text(FILE *fp, const exp_serve_out *o)
            r->makespan_s);
     if (in->warmup > 0)
         fprintf(fp, "; the figures count the last %d, over %.1f s (the first %d "
-                    "sent: warm-up)", r->requests_measured, r->measured_s,
-               in->warmup);
+                    "sent: warm-up; the throughputs add the %lld tokens they "
+                    "made in that window)", r->requests_measured, r->measured_s,
+               in->warmup,
+               (long long)r->warmup_in_window.output_tokens);
     fprintf(fp, "%s", r->requests_rejected ? "" : "\n");
     if (r->requests_rejected)
         fprintf(fp, "; %d rejected (longer than a replica's KV cache)\n",
@@ -248,6 +250,13 @@ json_t *rserve_json(const exp_serve_out *o)
     json_object_set_new(j, "warmup_requests", json_integer(in->warmup));
     json_object_set_new(j, "requests_measured", json_integer(r->requests_measured));
     json_object_set_new(j, "measured_s", json_real(r->measured_s));
+    json_object_set_new(
+        j, "warmup_in_window",
+        json_pack("{s:I, s:I, s:I}", "output_tokens",
+                  (json_int_t)r->warmup_in_window.output_tokens,
+                  "prompt_tokens",
+                  (json_int_t)r->warmup_in_window.prompt_tokens, "requests",
+                  (json_int_t)r->warmup_in_window.requests));
     json_object_set_new(j, "requests_rejected", json_integer(r->requests_rejected));
     json_object_set_new(j, "requests_truncated", json_integer(r->requests_truncated));
     json_object_set_new(j, "concurrency", json_integer(in->concurrency));

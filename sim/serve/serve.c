@@ -109,6 +109,12 @@ typedef struct sim {
     bool kick_pending;
     /* samples: inter-token gaps in ticks, as runs (serve/runs.h) */
     runs itl;
+    /* --warmup: the warm-up requests' output tokens, first tokens' prompts
+     * and completions inside the measured window, which opens at the
+     * first measured arrival; *_m1: as they stood at the latest measured
+     * finish, where the window closes */
+    bool window_open;
+    serve_window warm, warm_m1;
     double kv_next_t, kv_dt_sample;
     serve_result *res;
     const serve_events *ev; /* NULL: nobody listens */
@@ -852,12 +858,22 @@ static void try_schedule(sim *S, inst *I)
     launch(S, I, B);
 }
 
+static bool is_warmup(const sim *S, const req *q)
+{
+    return q - S->r < S->in->warmup;
+}
+
 static void record_token(sim *S, req *q, int64_t now)
 {
     q->generated++;
+    if (S->window_open && is_warmup(S, q)) {
+        S->warm.output_tokens++;
+        if (q->generated == 1)
+            S->warm.prompt_tokens += q->prompt;
+    }
     if (q->generated == 1)
         q->t_first = now;
-    else if (q - S->r >= S->in->warmup && runs_add(&S->itl, now - q->t_last)) {
+    else if (!is_warmup(S, q) && runs_add(&S->itl, now - q->t_last)) {
         S->failed = 1;
         err_set(S->e, "out of memory for inter-token latencies");
         engine_stop(S->eng);
@@ -874,6 +890,10 @@ static void finish(sim *S, inst *I, int id, int64_t now)
     q->state = R_DONE;
     S->left--;
     q->t_finish = now;
+    if (is_warmup(S, q))
+        S->warm.requests += S->window_open;
+    else
+        S->warm_m1 = S->warm;
     I->outstanding--;
     if (S->in->concurrency > 0)
         send_next(S, now + ns(S->in->think_s));
@@ -1171,6 +1191,8 @@ static void on_arrival(engine *eng, void *ctx, uint64_t arg)
     req *q = &S->r[id];
     if (S->in->concurrency == 0)
         schedule_arrival(S, id + 1);
+    if (!is_warmup(S, q))
+        S->window_open = true;
     int d = routers[S->p->router].pick(S, 0);
     q->inst = d;
     q->state = R_WAITING;
@@ -1492,9 +1514,14 @@ static int request_stats(sim *S, serve_result *r)
     r->requests_measured = nt;
     r->makespan_s = done ? sec(t1 - t0) : 0;
     r->measured_s = nt ? sec(m1 - m0) : 0;
+    r->warmup_in_window = S->warm_m1;
     double span = r->measured_s > 0 ? r->measured_s : 1;
+    /* a rate over the window counts all it delivered, warm-up included:
+     * the steady state a benchmark's measurement window sees */
+    out_m += (double)S->warm_m1.output_tokens;
+    prompt_m += (double)S->warm_m1.prompt_tokens;
     r->throughput_tokens_per_s = out_m / span;
-    r->throughput_requests_per_s = nt / span;
+    r->throughput_requests_per_s = ((double)nt + S->warm_m1.requests) / span;
     r->total_tokens_per_s = (out_m + prompt_m) / span;
     r->goodput_requests_per_s = good / span;
     r->slo_attainment = nt ? (double)good / nt : 0;

@@ -79,6 +79,12 @@ typedef struct serve_params {
     double slo_ttft_s, slo_tpot_s; /* 0 = no objective */
 } serve_params;
 
+/* Output tokens, prompt tokens (of requests whose first token came) and
+ * requests completed. */
+typedef struct serve_window {
+    int64_t output_tokens, prompt_tokens, requests;
+} serve_window;
+
 /* What happened to one request (serve_input.out, optional). */
 typedef struct serve_request_result {
     double arrival_s, first_token_s, finish_s; /* -1: rejected */
@@ -178,6 +184,9 @@ typedef struct serve_result {
      * first one's arrival to the last one's last token */
     int requests_measured;
     double measured_s;
+    /* what the warm-up requests delivered inside that window, which the
+     * throughputs count too */
+    serve_window warmup_in_window;
     int requests_truncated;           /* cut to the context (the caller's) */
     long preemptions, swaps_out;
     double makespan_s;                /* first arrival to last token */
