@@ -220,7 +220,7 @@ static void test_saturation(void **state)
 /* A cache too small for the offered work: requests are preempted (by
  * recompute, or by swap to host), every one still finishes with all its
  * tokens, and serve_simulate's own checks find every block returned (it
- * aborts otherwise). */
+ * aborts otherwise); under every scheduler policy. */
 static void kv_pressure(serve_preempt how)
 {
     env v;
@@ -229,18 +229,22 @@ static void kv_pressure(serve_preempt how)
     wl_request req[64];
     for (int i = 0; i < n; i++)
         req[i] = (wl_request){0, 512, 1024};
-    serve_input in = input(&v, 1, 1, 1, req, n);
-    /* 7B fp16 is 12.6 GiB: 0.19 x 79.6 GiB leaves ~1.8 GiB, 3.5k tokens */
-    in.p.gpu_mem_util = 0.19;
-    in.p.preempt = how;
-    serve_result r = run(&in);
-    assert_int_equal(r.requests_completed, n);
-    assert_true(r.preemptions > 0);
-    if (how == PREEMPT_SWAP)
-        assert_true(r.swaps_out > 0);
-    assert_true(r.pool[0].kv_util_peak <= 1.0);
-    assert_true(r.pool[0].kv_util_peak > 0.9);
-    assert_close(r.output_tokens, n * 1024.0, 1e-12);
+    for (int policy = 0; policy < SERVE_POLICIES; policy++) {
+        serve_input in = input(&v, 1, 1, 1, req, n);
+        /* 7B fp16 is 12.6 GiB: 0.19 x 79.6 GiB leaves ~1.8 GiB, 3.5k
+         * tokens */
+        in.p.gpu_mem_util = 0.19;
+        in.p.preempt = how;
+        in.p.policy = policy;
+        serve_result r = run(&in);
+        assert_int_equal(r.requests_completed, n);
+        assert_true(r.preemptions > 0);
+        if (how == PREEMPT_SWAP)
+            assert_true(r.swaps_out > 0);
+        assert_true(r.pool[0].kv_util_peak <= 1.0);
+        assert_true(r.pool[0].kv_util_peak > 0.9);
+        assert_close(r.output_tokens, n * 1024.0, 1e-12);
+    }
     env_close(&v);
 }
 
@@ -521,7 +525,7 @@ static void test_closed_loop(void **state)
  * H100: FP8 runs on its tensor cores, FP4 falls back to 16-bit GEMMs
  * (and is counted against 16-bit's peak, not the FP4 peak H100 lacks);
  * MFU and MBU within (0, 1], and no dtype's run does more FLOPs a second
- * than the peak it is counted against. */
+ * than the peak it is counted against; under every scheduler policy. */
 static void test_utilization_grid(void **state)
 {
     (void)state;
@@ -530,19 +534,21 @@ static void test_utilization_grid(void **state)
     static const dtype dts[] = {DT_FP16, DT_FP8, DT_FP4};
     wl_request req[64];
     for (int d = 0; d < 3; d++)
-        for (int load = 0; load < 3; load++) {
-            double gap_s = load == 0 ? 1.0 : load == 1 ? 0.05 : 0;
-            for (int i = 0; i < 64; i++)
-                req[i] = (wl_request){gap_s * i, 256 + 61 * (i % 7),
-                                      32 + 17 * (i % 5)};
-            serve_input in = input(&v, 1, 1, 1, req, 64);
-            in.p.weight_dt = dts[d];
-            serve_result r = run(&in);
-            const serve_pool_result *p = &r.pool[0];
-            assert_int_equal(r.requests_completed, 64);
-            assert_true(p->mfu > 0 && p->mfu <= 1);
-            assert_true(p->mbu > 0 && p->mbu <= 1);
-        }
+        for (int load = 0; load < 3; load++)
+            for (int policy = 0; policy < SERVE_POLICIES; policy++) {
+                double gap_s = load == 0 ? 1.0 : load == 1 ? 0.05 : 0;
+                for (int i = 0; i < 64; i++)
+                    req[i] = (wl_request){gap_s * i, 256 + 61 * (i % 7),
+                                          32 + 17 * (i % 5)};
+                serve_input in = input(&v, 1, 1, 1, req, 64);
+                in.p.weight_dt = dts[d];
+                in.p.policy = policy;
+                serve_result r = run(&in);
+                const serve_pool_result *p = &r.pool[0];
+                assert_int_equal(r.requests_completed, 64);
+                assert_true(p->mfu > 0 && p->mfu <= 1);
+                assert_true(p->mbu > 0 && p->mbu <= 1);
+            }
     env_close(&v);
 }
 
