@@ -306,8 +306,10 @@ const setting settings_table[] = {
              "and prefill-first takes whole prompts only)",
      .at = {SERVE("serving.chunk", p.chunk)}},
     {.flag = "policy", .type = SET_ENUM, NAMES(serve_policy_names),
-     .dflt = "chunked", .dflt_help = "the engine's (vLLM V1: chunked)",
-     .help = "scheduler policy",
+     .dflt = "chunked",
+     .dflt_help = "the engine's (vLLM V1: chunked, TensorRT-LLM: inflight)",
+     .help = "scheduler policy (inflight: decodes and whole prompts, never "
+             "split, as TensorRT-LLM without chunked context)",
      .at = {SERVE("serving.policy", p.policy)}},
     {.flag = "router", .type = SET_ENUM, NAMES(serve_router_names),
      .dflt = "least-outstanding", .help = "how requests go to replicas",
