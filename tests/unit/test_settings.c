@@ -148,7 +148,7 @@ static void test_errors(void **state)
                                 "\"serving.max_num_seqs\"?)"));
     assert_int_equal(settings_apply(EXP_SERVE, &s, NULL, "serving.policy=fifo",
                                     why, sizeof why), -1);
-    assert_non_null(strstr(why, "(expected one of chunked|prefill-first)"));
+    assert_non_null(strstr(why, "(expected one of chunked|prefill-first|inflight)"));
     assert_int_equal(settings_apply(EXP_SERVE, &s, NULL, "serving.kv_dtype=int4",
                                     why, sizeof why), -1);
     assert_int_equal(settings_apply(EXP_SERVE, &s, NULL, "workload.seed=-1",
