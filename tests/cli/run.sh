@@ -1008,14 +1008,14 @@ run 0 serve-engine-trtllm -- $SV --engine trtllm-0.x --arrival offline --prompt-
 has 'engine trtllm-0.x'
 has 'admission no-evict'
 has 'KV fp8'
-has 'scheduler inflight (8192-token budget)'
+has 'scheduler inflight \(8192-token budget\)'
 # TensorRT-LLM runs a context whole (no chunked context by default): a
 # prompt over the token budget is refused, naming both; chunked takes it
 run 1 serve-inflight-long-prompt -- serve --model llama-3.1-8b --cluster dgx-h100 --gpus 1 --engine trtllm-0.x --arrival offline --prompt-len 9000 --output-len 8 --requests 2 --dtype fp8
 has 'request 1: its 9000-token prompt exceeds the 8192-token budget, which the inflight policy needs'
 quiet
 run 0 serve-inflight-chunked -- serve --model llama-3.1-8b --cluster dgx-h100 --gpus 1 --engine trtllm-0.x --arrival offline --prompt-len 9000 --output-len 8 --requests 2 --dtype fp8 --policy chunked
-has 'scheduler chunked (8192-token budget)'
+has 'scheduler chunked \(8192-token budget\)'
 run 0 serve-engine-flag-wins -- $SV --engine trtllm-0.x --arrival offline --prompt-len 512 --output-len 64 --requests 16 --admission chunk --block-size 16
 has 'admission chunk'
 has 'KV blocks of 16 tokens'
