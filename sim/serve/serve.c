@@ -501,16 +501,25 @@ static void count_steps(sim *S, inst *I, const plan *b, bool decoded)
         I->steps_left = S->p->scheduler_steps - 1;
 }
 
-/* Sarathi-Serve / vLLM V1: decodes first, then the running partial
- * prefills, then new requests, within one token budget. */
-static void policy_chunked(sim *S, inst *I, plan *b)
+/* Decodes and prompts in one iteration within the token budget: the
+ * running requests first, then new ones, a new prompt split to fit what
+ * is left or, with `whole`, taken only whole.  Inside a multi-step run
+ * only the decodes go. */
+static void mixed_batch(sim *S, inst *I, plan *b, bool whole)
 {
     bool run = in_multi_step(I);
     resume_swapped(S, I, b);
     schedule_running(S, I, b, S->budget, run ? RUN_DECODES : RUN_ALL);
     if (!run)
-        admit_waiting(S, I, b, S->budget, false);
+        admit_waiting(S, I, b, S->budget, whole);
     count_steps(S, I, b, b->n > 0 && b->tokens == b->n);
+}
+
+/* Sarathi-Serve / vLLM V1: decodes first, then the running partial
+ * prefills, then new requests, within one token budget. */
+static void policy_chunked(sim *S, inst *I, plan *b)
+{
+    mixed_batch(S, I, b, false);
 }
 
 /* TensorRT-LLM's in-flight batching without chunked context (its default,
@@ -520,9 +529,7 @@ static void policy_chunked(sim *S, inst *I, plan *b)
  * and none is ever split. */
 static void policy_inflight(sim *S, inst *I, plan *b)
 {
-    resume_swapped(S, I, b);
-    schedule_running(S, I, b, S->budget, RUN_ALL);
-    admit_waiting(S, I, b, S->budget, true);
+    mixed_batch(S, I, b, true);
 }
 
 /* A batch of prompts whenever one can be admitted, otherwise a batch of

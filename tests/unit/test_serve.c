@@ -554,14 +554,14 @@ static void test_utilization_grid(void **state)
 
 /* Multi-step scheduling (vLLM --num-scheduler-steps K): a request that
  * arrives while a decode batch runs waits for the end of its K-step run,
- * never longer; K = 1 schedules every iteration.  Both policies. */
+ * never longer; K = 1 schedules every iteration.  Every policy. */
 static void test_scheduler_steps(void **state)
 {
     (void)state;
     env v;
     env_open(&v, 1, "llama-2-7b");
     wl_request req[2] = {{0, 128, 200}, {0.1, 128, 4}};
-    for (int policy = 0; policy < 2; policy++) {
+    for (int policy = 0; policy < SERVE_POLICIES; policy++) {
         serve_request_result out[2][2];
         for (int k = 0; k < 2; k++) {
             serve_input in = input(&v, 1, 1, 1, req, 2);
