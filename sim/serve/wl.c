@@ -507,7 +507,8 @@ int wl_read_trace(const char *path, double rate_scale, int limit,
 
 /* ---- length specs ----------------------------------------------------- */
 
-#define LEN_FORMS "N, uniform:LO:HI, lognormal:MEAN:SIGMA or empirical:PATH"
+#define LEN_FORMS                                                              \
+    "N, uniform:LO:HI, lognormal:MEAN:SIGMA or empirical:PATH[:MEAN]"
 #define UNIFORM_EXPECT "expected uniform:LO:HI with 1 <= LO <= HI"
 #define LOGNORMAL_EXPECT                                                       \
     "expected lognormal:MEAN:SIGMA with MEAN >= 1 tokens and SIGMA >= 0"
@@ -663,11 +664,48 @@ static int empirical_trace(const char *path, int which_col, wl_len *out,
     return 0;
 }
 
+/* "PATH:MEAN": the mean the values are rescaled to, split off the path
+ * when what follows its last colon is a number; 0 when there is none.
+ * -1 when that number is below 1. */
+static double split_mean(const char *args, char *path, size_t cap)
+{
+    const char *colon = strrchr(args, ':');
+    char *end = NULL;
+    double mean = colon ? strtod(colon + 1, &end) : 0;
+    if (!colon || end == colon + 1 || *end != '\0') {
+        snprintf(path, cap, "%s", args);
+        return 0;
+    }
+    snprintf(path, cap, "%.*s", (int)(colon - args), args);
+    return mean >= 1 && isfinite(mean) ? mean : -1;
+}
+
+/* Each value times mean / the values' mean, rounded, at least 1: the
+ * file's shape at another scale. */
+static void rescale(wl_len *l, double mean)
+{
+    double sum = 0;
+    for (int i = 0; i < l->nvalues; i++)
+        sum += l->values[i];
+    double k = mean / (sum / l->nvalues);
+    for (int i = 0; i < l->nvalues; i++) {
+        double v = floor(l->values[i] * k + 0.5);
+        l->values[i] = v < 1 ? 1 : v > INT_MAX ? INT_MAX : (int)v;
+    }
+}
+
 /* A trace if its first line starts with TIMESTAMP (wl_read_trace then
- * checks the whole header), else a list of integers. */
-static int len_empirical(const char *opt, const char *spec, const char *path,
+ * checks the whole header), else a list of integers; ":MEAN" after the
+ * path rescales the values to that mean. */
+static int len_empirical(const char *opt, const char *spec, const char *args,
                          int which_col, wl_len *out, llm_err *e)
 {
+    char path[4096];
+    double mean = split_mean(args, path, sizeof path);
+    if (mean < 0)
+        return err_set(e, "%s: \"%s\": mean below 1 (expected "
+                          "empirical:PATH:MEAN with MEAN >= 1 tokens)",
+                       opt, spec);
     if (*path == '\0')
         return err_set(e, "%s: \"%s\": no file (expected empirical:PATH)", opt,
                        spec);
@@ -695,6 +733,8 @@ static int len_empirical(const char *opt, const char *spec, const char *path,
         wl_len_free(out);
         return prefix_opt(e, opt);
     }
+    if (mean > 0)
+        rescale(out, mean);
     return 0;
 }
 
@@ -706,7 +746,8 @@ static int len_fixed(const char *opt, const char *spec, wl_len *out, llm_err *e)
     if (parse_count(spec, &v, why, sizeof why) != 0)
         return err_set(e,
                        "%s: %s (expected a token count N >= 1, or "
-                       "uniform:LO:HI, lognormal:MEAN:SIGMA or empirical:PATH)",
+                       "uniform:LO:HI, lognormal:MEAN:SIGMA or "
+                       "empirical:PATH[:MEAN])",
                        opt, why);
     out->kind = WL_FIXED;
     out->a = v;

@@ -65,6 +65,9 @@ typedef struct wl_spec {
  *                           GeneratedTokens when 1) or a file of one
  *                           positive integer per line ('#' comments and
  *                           blank lines allowed).
+ *   "empirical:PATH:MEAN"   the same values, each times MEAN over their
+ *                           mean (rounded, >= 1): the file's shape at
+ *                           another mean (MEAN >= 1 tokens)
  * `opt` names the option/key for messages ("--prompt-len").  Errors say
  * what was expected, e.g. `--prompt-len: "uniform:9:3": lower bound above
  * upper (expected uniform:LO:HI with 1 <= LO <= HI)`; errors in an

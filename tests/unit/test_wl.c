@@ -358,6 +358,38 @@ static void test_len_empirical_list(void **state)
     unlink(path);
 }
 
+/* empirical:PATH:MEAN: the file's values, each times MEAN over their
+ * mean, rounded and at least 1: 10, 20, 60 (mean 30) at mean 15 are 5,
+ * 10, 30; at mean 1, 0.33 rounds to 0 and is held at 1.  A mean below 1
+ * is refused. */
+static void test_len_empirical_rescaled(void **state)
+{
+    (void)state;
+    char path[256], spec[300];
+    write_temp(path, sizeof path, ".txt", "10\n20\n60\n");
+    static const struct {
+        const char *mean;
+        int v[3];
+    } cases[] = {{"15", {5, 10, 30}}, {"30", {10, 20, 60}}, {"1", {1, 1, 2}}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(spec, sizeof spec, "empirical:%s:%s", path, cases[c].mean);
+        wl_len l;
+        parse_len(spec, 0, &l);
+        assert_int_equal(l.nvalues, 3);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(l.values[i], cases[c].v[i]);
+        wl_len_free(&l);
+    }
+    snprintf(spec, sizeof spec, "empirical:%s:0.5", path);
+    wl_len l;
+    llm_err e = {{0}};
+    assert_int_equal(wl_len_parse("--output-len", spec, 1, &l, &e), -1);
+    assert_non_null(strstr(e.msg, "mean below 1 (expected "
+                                  "empirical:PATH:MEAN with MEAN >= 1"));
+    assert_null(l.values);
+    unlink(path);
+}
+
 static void test_len_parse_errors(void **state)
 {
     (void)state;
@@ -374,7 +406,7 @@ static void test_len_parse_errors(void **state)
         {"lognormal:100:-1", "sigma \"-1\" is not a number >= 0"},
         {"abc",
          "--prompt-len: \"abc\": unknown length form \"abc\" (expected N, "
-         "uniform:LO:HI, lognormal:MEAN:SIGMA or empirical:PATH)"},
+         "uniform:LO:HI, lognormal:MEAN:SIGMA or empirical:PATH[:MEAN])"},
         {"unifrom:1:9", "(did you mean \"uniform\"?)"},
         {"0",
          "\"0\" is below 1 (expected a token count N >= 1, or uniform:LO:HI"},
@@ -725,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_len_clamp),
         cmocka_unit_test(test_len_empirical_trace),
         cmocka_unit_test(test_len_empirical_list),
+        cmocka_unit_test(test_len_empirical_rescaled),
         cmocka_unit_test(test_len_parse_errors),
         cmocka_unit_test(test_generate_errors),
         cmocka_unit_test(test_seed),
