@@ -387,6 +387,16 @@ run 1 serve-warmup-all -- serve --model llama-2-7b --cluster dgx-h100 --gpus 1 -
     --warmup 10 --prompt-len 200 --output-len 50
 has -- '--warmup 10: not below the run.s 10 requests'
 quiet
+# empirical:FILE:MEAN: 10, 20, 60 rescaled to mean 15 are 5, 10, 30, so
+# 200 draws have the largest 30 as their p99; a mean below 1 is refused
+printf '10\n20\n60\n' >"$tmp/lens.txt"
+run 0 serve-empirical-mean -- serve --model llama-2-7b --cluster dgx-h100 --gpus 1 --arrival offline \
+    --requests 200 --prompt-len 64 --output-len "empirical:$tmp/lens.txt:15"
+has 'output mean 1[0-9](\.[0-9]+)? \(p99 30\) tokens'
+run 1 serve-empirical-mean-low -- serve --model llama-2-7b --cluster dgx-h100 --gpus 1 --arrival offline \
+    --requests 2 --prompt-len 64 --output-len "empirical:$tmp/lens.txt:0.5"
+has 'mean below 1 \(expected empirical:PATH:MEAN with MEAN >= 1 tokens\)'
+quiet
 # an eager engine's decode step bound by its host, in closed form from the
 # data: (iteration_ms + n x per_seq_ms + layers x kernels x launch_us) / the
 # node's host speed (stacks/vllm-v0-eager.cfg, calib/host-cpus.tsv); Llama-2
