@@ -507,8 +507,10 @@ int wl_read_trace(const char *path, double rate_scale, int limit,
 
 /* ---- length specs ----------------------------------------------------- */
 
-#define LEN_FORMS                                                              \
-    "N, uniform:LO:HI, lognormal:MEAN:SIGMA or empirical:PATH[:MEAN]"
+/* the forms besides a fixed count, and all of them, for messages */
+#define LEN_OTHER_FORMS                                                        \
+    "uniform:LO:HI, lognormal:MEAN:SIGMA or empirical:PATH[:MEAN]"
+#define LEN_FORMS "N, " LEN_OTHER_FORMS
 #define UNIFORM_EXPECT "expected uniform:LO:HI with 1 <= LO <= HI"
 #define LOGNORMAL_EXPECT                                                       \
     "expected lognormal:MEAN:SIGMA with MEAN >= 1 tokens and SIGMA >= 0"
@@ -684,10 +686,7 @@ static double split_mean(const char *args, char *path, size_t cap)
  * file's shape at another scale. */
 static void rescale(wl_len *l, double mean)
 {
-    double sum = 0;
-    for (int i = 0; i < l->nvalues; i++)
-        sum += l->values[i];
-    double k = mean / (sum / l->nvalues);
+    double k = mean / gsl_stats_int_mean(l->values, 1, (size_t)l->nvalues);
     for (int i = 0; i < l->nvalues; i++) {
         double v = floor(l->values[i] * k + 0.5);
         l->values[i] = v < 1 ? 1 : v > INT_MAX ? INT_MAX : (int)v;
@@ -746,8 +745,7 @@ static int len_fixed(const char *opt, const char *spec, wl_len *out, llm_err *e)
     if (parse_count(spec, &v, why, sizeof why) != 0)
         return err_set(e,
                        "%s: %s (expected a token count N >= 1, or "
-                       "uniform:LO:HI, lognormal:MEAN:SIGMA or "
-                       "empirical:PATH[:MEAN])",
+                       LEN_OTHER_FORMS ")",
                        opt, why);
     out->kind = WL_FIXED;
     out->a = v;
