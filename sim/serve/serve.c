@@ -897,10 +897,10 @@ static void finish(sim *S, inst *I, int id, int64_t now)
     q->state = R_DONE;
     S->left--;
     q->t_finish = now;
-    if (is_warmup(S, q))
-        S->warm.requests += S->window_open;
-    else
-        S->warm_m1 = S->warm;
+    if (!is_warmup(S, q))
+        S->warm_m1 = S->warm; /* the window closes at the latest one */
+    else if (S->window_open)
+        S->warm.requests++;
     I->outstanding--;
     if (S->in->concurrency > 0)
         send_next(S, now + ns(S->in->think_s));
@@ -1333,18 +1333,15 @@ static int check_input(const serve_input *in, llm_err *e)
     if (p->max_batched_tokens < 1 || p->max_num_seqs < 1 || p->block_size < 1)
         return err_set(e, "max_num_seqs, max_batched_tokens and block_size "
                           "must be at least 1");
-    if (p->policy == SERVE_INFLIGHT) {
-        for (int i = 0; i < in->nreq; i++)
-            if (in->req[i].prompt_tokens > serve_token_budget(p))
-                return err_set(e, "request %d: its %d-token prompt exceeds "
-                               "the %d-token budget, which the inflight "
-                               "policy needs to hold a whole context "
-                               "(TensorRT-LLM without chunked context "
-                               "refuses it); raise --max-batched-tokens or "
-                               "use --policy chunked", i + 1,
-                               in->req[i].prompt_tokens,
-                               serve_token_budget(p));
-    }
+    int budget = serve_token_budget(p);
+    for (int i = 0; p->policy == SERVE_INFLIGHT && i < in->nreq; i++)
+        if (in->req[i].prompt_tokens > budget)
+            return err_set(e, "request %d: its %d-token prompt exceeds the "
+                           "%d-token budget, which the inflight policy needs "
+                           "to hold a whole context (TensorRT-LLM without "
+                           "chunked context refuses it); raise "
+                           "--max-batched-tokens or use --policy chunked",
+                           i + 1, in->req[i].prompt_tokens, budget);
     if (p->policy == SERVE_PREFILL_FIRST) {
         for (int i = 0; i < in->nreq; i++)
             if (in->req[i].prompt_tokens + in->req[i].output_tokens >
