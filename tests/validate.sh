@@ -21,13 +21,14 @@
 #   sh tests/validate.sh --serving-only
 #                                   the same for the serving suite (ONLY
 #                                   as for training)
-update=0 only_training=0 only_coll=0 only_serving=0
+# only: the one suite to run (its function's name), or empty for all
+update=0 only=
 case "${1-}" in
 "") ;;
 --update) update=1 ;;
---training-only) only_training=1 ;;
---collectives-only) only_coll=1 ;;
---serving-only) only_serving=1 ;;
+--training-only) only=training ;;
+--collectives-only) only=collectives ;;
+--serving-only) only=serving ;;
 *) echo "usage: validate.sh [--update | --training-only | --collectives-only | --serving-only]" >&2; exit 2 ;;
 esac
 base=tests/validation/baseline.tsv
@@ -285,10 +286,8 @@ serving() {
     done
 }
 
-if [ "$only_training" = 1 ] || [ "$only_coll" = 1 ] || [ "$only_serving" = 1 ]; then
-    if [ "$only_training" = 1 ]; then training
-    elif [ "$only_serving" = 1 ]; then serving
-    else collectives; fi
+if [ -n "$only" ]; then
+    "$only"
     mv "$tmp" "$out"
     exit 0
 fi
