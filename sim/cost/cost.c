@@ -522,30 +522,32 @@ static void roofline(const cost_calib *c, const cost_op *op, double peak,
                     "(training-load.tsv)", "", f);
     }
     r->memory_s = r->bytes / bw;
-    if ((op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE) &&
-        r->memory_s > r->compute_s) {
-        /* a memory-bound attention (decode) streams the KV cache */
-        eff = cost_hbm_eff(c, MEM_ELEMENTWISE, r->bytes);
-        note(r, "; memory-bound: hbm.tsv elementwise curve -> %.3f", "", eff);
-    }
     double roof = r->compute_s > r->memory_s ? r->compute_s : r->memory_s;
     r->bound = r->compute_s > r->memory_s ? "compute" : "memory";
     if (eff <= 0 || eff > 1)
         eff = eff <= 0 ? 1e-3 : 1;
-    if (op->kind == OP_GEMM && op->batch > 1) {
-        /* a strided batch fills the GPU with its tiles as one GEMM of
+    bool attn = op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE;
+    if (attn || (op->kind == OP_GEMM && op->batch > 1)) {
+        /* Priced apart, the slower of the two: the math at the kernel's
+         * own efficiency, the bytes at the HBM streaming rate.  A fused
+         * attention's efficiency is a fraction of the tensor peak, so it
+         * binds whenever the math does, however few its bytes (a short
+         * prefill is not faster than its kernel's FLOP rate because its
+         * roofline leans to memory); a decode streams its KV cache.  A
+         * strided batch fills the GPU with its tiles as one GEMM of
          * batch x m rows (that grid's efficiency, for the tensor cores),
-         * but streams batch distinct B matrices (an MoE layer's experts):
-         * its bytes go at the HBM streaming rate, not at the efficiency
-         * of a GEMM that would read one B.  Priced apart, the slower of
-         * the two. */
+         * but streams batch distinct B matrices (an MoE layer's experts)
+         * at the HBM rate, not at the efficiency of a GEMM that would read
+         * one B. */
         double stream = cost_hbm_eff(c, MEM_ELEMENTWISE, r->bytes);
         double tc = r->compute_s / eff, tm = r->memory_s / stream;
         r->kernel_s = tc > tm ? tc : tm;
         r->bound = tc > tm ? "compute" : "memory";
         r->efficiency = roof / r->kernel_s;
-        note(r, "%s; batch of distinct B matrices: bytes at the hbm.tsv "
-                "streaming efficiency %.3f", "", stream);
+        note(r, attn ? "%s; bytes at the hbm.tsv streaming efficiency %.3f"
+                     : "%s; batch of distinct B matrices: bytes at the "
+                       "hbm.tsv streaming efficiency %.3f",
+             "", stream);
     } else {
         r->efficiency = eff;
         r->kernel_s = roof / eff;
