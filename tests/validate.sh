@@ -111,7 +111,7 @@ kernel_us() {
 kernels() {
     f=tests/validation/kernels.tsv
     [ -f "$f" ] || return 0
-    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite gpu kind dtype m n k batch heads kvh seq hd causal bytes metric measured unit source notes; do
+    grep -v '^#' "$f" | tail -n +2 | while IFS='	' read -r id suite gpu kind dtype m n k batch heads kvh seq hd causal akern bytes metric measured unit source notes; do
         [ -n "$id" ] || continue
         case "$kind" in
         gemm)
@@ -120,7 +120,12 @@ kernels() {
             set -- --attention prefill --batch "$batch" --heads "$heads" \
                 --head-dim "$hd" --seq "$seq"
             [ "$kvh" != - ] && set -- "$@" --kv-heads "$kvh"
-            [ "$causal" = 1 ] && set -- "$@" --causal ;;
+            [ "$causal" = 1 ] && set -- "$@" --causal
+            case "$akern" in
+            -) ;;
+            none) set -- "$@" --no-flash ;;
+            *) set -- "$@" --attention-kernel "$akern" ;;
+            esac ;;
         hbm_copy | hbm_read)
             # bytes moved; a copy moves 4 B per 16-bit element (read, write)
             set -- --elementwise "$(awk -v b="$bytes" 'BEGIN { printf "%.0f", b / 4 }')" ;;
@@ -135,7 +140,14 @@ kernels() {
         GBps) key=GBps ;;
         *) key=time_s ;;
         esac
+        # attention's rate in the benchmarks' count (the header's FLOPs, half
+        # the square under the mask), whatever the kernel executes
+        [ "$kind" = attention_fwd ] && [ "$metric" = tflops ] && key=time_s
         pred=$(kernel_pred "$id" "$key" --gpu "$gpu" --dtype "$dtype" "$@")
+        if [ "$kind" = attention_fwd ] && [ "$metric" = tflops ] && [ "$pred" != nan ]; then
+            pred=$(awk -v t="$pred" -v b="$batch" -v h="$heads" -v s="$seq" -v d="$hd" -v c="$causal" \
+                'BEGIN { printf "%.6g", 4 * b * h * s * s * d / (c == 1 ? 2 : 1) / t / 1e12 }')
+        fi
         awk -v s="$suite" -v c="$id" -v m="$metric" -v a="$measured" \
             -v p="$pred" -v src="$source" 'BEGIN {
                 e = (p == "nan") ? "nan" : sprintf("%.1f", (p - a) / a * 100);

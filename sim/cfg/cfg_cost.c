@@ -419,9 +419,11 @@ static int load_attn_kernels(const char *datadir, const gpu_spec *g,
     tsv t;
     if (tsv_load(p, &t, e))
         return -1;
-    enum { KERNEL, SM, FWD, FWD_CAUSAL, BWD, SKIP, SOURCE, NCOL };
+    enum { KERNEL, SM, FWD, FWD_CAUSAL, BWD, TILE, TILE_CAUSAL, SKIP, SOURCE,
+           NCOL };
     static const char *const names[NCOL] = {
-        "kernel", "sm", "fwd", "fwd_causal", "bwd", "causal_skip", "source"};
+        "kernel", "sm", "fwd", "fwd_causal", "bwd", "tile_tokens",
+        "tile_tokens_causal", "causal_skip", "source"};
     int col[NCOL], rc = 0;
     for (int i = 0; i < NCOL && rc == 0; i++)
         if ((col[i] = tsv_col(&t, names[i], e)) < 0)
@@ -456,7 +458,10 @@ static int load_attn_kernels(const char *datadir, const gpu_spec *g,
         struct cost_attn_kernel *k = &cc->attn_k[cc->nattn_k];
         if (tsv_num(&t, r, col[FWD], 1e-3, 1, &k->fwd, e) ||
             tsv_num(&t, r, col[FWD_CAUSAL], 1e-3, 1, &k->fwd_causal, e) ||
-            tsv_num(&t, r, col[BWD], 1e-3, 1, &k->bwd, e)) {
+            tsv_num(&t, r, col[BWD], 1e-3, 1, &k->bwd, e) ||
+            tsv_num(&t, r, col[TILE], 0, 65536, &k->tile_tokens, e) ||
+            tsv_num(&t, r, col[TILE_CAUSAL], 0, 65536,
+                    &k->tile_tokens_causal, e)) {
             rc = -1;
             break;
         }
@@ -518,8 +523,12 @@ int cfg_load_kernel_ratios(const char *datadir, const char *gpu,
          NULL, 0},
         {"gemm_tile_rows", 0, 1024, "rows", &cc->gemm_tile_rows, NULL, 0},
         {"gemm_small_rows", 0, 1024, "rows", &cc->gemm_small_rows, NULL, 0},
+        {"flash_tile_tokens", 0, 65536, "tokens", &cc->flash_tile_tokens,
+         NULL, 0},
+        {"flash_tile_tokens_causal", 0, 65536, "tokens",
+         &cc->flash_tile_tokens_causal, NULL, 0},
     };
-    return cfg_keyed_load(p, gpu, want, 4, e);
+    return cfg_keyed_load(p, gpu, want, 6, e);
 }
 
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,

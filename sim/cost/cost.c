@@ -206,8 +206,12 @@ static void gemm_work(const cost_op *op, dtype d, double *flops, double *bytes)
 
 /* FlashAttention reads Q, K, V and writes O once; the unfused path also
  * writes the scores, reads them for softmax, writes probabilities and reads
- * them for P·V (4 passes over b·h·q·kv values).  Causal prefill does half
- * the score work. */
+ * them for P·V (4 passes over b·h·q·kv values).  A fused causal prefill
+ * does half the score work; the unfused one computes the whole square and
+ * adds the mask to it, a read and a write more (PyTorch's reference
+ * attention: github:Dao-AILab/flash-attention@c082294e:
+ * benchmarks/benchmark_flash_attention.py attention_pytorch, baddbmm, then
+ * scores + causal_mask, softmax, einsum). */
 static void attn_work(const cost_op *op, dtype d, bool flash, bool skip,
                       double bwd_ratio, double *flops, double *bytes)
 {
@@ -221,8 +225,9 @@ static void attn_work(const cost_op *op, dtype d, bool flash, bool skip,
     else if (flash && op->window > 0 && op->window < op->kv_len && q > 0)
         frac = model_causal_pairs(q, op->kv_len, op->window) /
                (q * op->kv_len);
-    /* a fused kernel that masks after computing does the whole square */
-    if (flash && !skip && op->kind == OP_ATTN_PREFILL)
+    /* a kernel that masks after computing does the whole square */
+    bool masked = op->causal && op->kind == OP_ATTN_PREFILL;
+    if ((!flash || !skip) && op->kind == OP_ATTN_PREFILL)
         frac = 1.0;
     *flops = 2 * b * op->heads * q * kv * (op->head_dim + vd) * frac;
     if (op->backward)
@@ -232,7 +237,7 @@ static void attn_work(const cost_op *op, dtype d, bool flash, bool skip,
     *bytes = b * (s * q * op->heads * (op->head_dim + vd) +
                   kvs * kv * op->kv_heads * (op->head_dim + vd));
     if (!flash)
-        *bytes += 4 * s * b * op->heads * q * op->kv_len * frac;
+        *bytes += (masked ? 6 : 4) * s * b * op->heads * q * op->kv_len * frac;
 }
 
 /* ---- prediction --------------------------------------------------------- */
@@ -353,8 +358,20 @@ static int price_gemm(const cost_calib *c, const cost_op *op, dtype d,
     return 0;
 }
 
+/* A fused attention kernel gives each (query tile, head) block to one SM,
+ * which loops over the keys a tile at a time; loading the block's queries,
+ * the softmax epilogue and writing its output are a fixed cost worth
+ * `tokens` keys of that loop (under a causal mask also the diagonal tiles
+ * it computes in part), so the loop's share of the time is
+ * kv / (kv + tokens).  calib/attention-kernels.tsv fits `tokens` per kernel
+ * to the FlashAttention-3 paper's sequence sweeps. */
+double cost_attn_tile_share(double kv, double tokens)
+{
+    return tokens > 0 && kv > 0 ? kv / (kv + tokens) : 1;
+}
+
 /* Attention, prefill or decode: fused at the published fraction of peak
- * scaled by shape, or as its two GEMMs. */
+ * scaled by length, or as its two GEMMs. */
 static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
                             bool flash, cost_result *r, double *eff)
 {
@@ -375,14 +392,17 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
                     : op->kv_len;
     const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
     if (flash) {
-        /* the published fraction of peak a fused kernel reaches on long
-         * sequences, scaled down for short ones as the GEMM grid falls
-         * off along m (queries) and n (keys); K is the whole fused sweep,
-         * never short */
-        double big = 65536, kk = 16384;
-        double shape = gr->nm ? cost_grid_eff(gr, q, kv, kk) /
-                                    cost_grid_eff(gr, big, big, kk)
-                              : 1;
+        /* the published fraction of peak a fused kernel reaches at the
+         * tables' reference length, scaled by the share of its time the
+         * inner loop over keys takes at this length against that one
+         * (a causal kv counts the square, as attn_work does) */
+        bool causal = op->causal && op->kind == OP_ATTN_PREFILL &&
+                      (!k || k->causal_skip);
+        double tok = k ? (causal ? k->tile_tokens_causal : k->tile_tokens)
+                       : (causal ? c->flash_tile_tokens_causal
+                                 : c->flash_tile_tokens);
+        double shape = cost_attn_tile_share(kv, tok) /
+                       cost_attn_tile_share(COST_ATTN_REF_TOKENS, tok);
         if (k) {
             double f = op->backward ? k->bwd
                        : op->causal && op->kind == OP_ATTN_PREFILL
@@ -399,11 +419,17 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
             *eff = c->attn_eff * shape;
             note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
         }
-        note(r, " x gemm.tsv shape factor %.3f", "", shape);
+        note(r, " x tile share %.3f of the reference length's", "", shape);
     } else {
-        /* two GEMMs per (batch, head) plus the score traffic */
-        *eff = gr->nm ? cost_grid_eff(gr, q, op->kv_len, op->head_dim) : 1;
-        note(r, "gemm.tsv grid at (queries, keys, head_dim) %s", "", 0);
+        /* two strided-batch GEMMs over every (batch, head), which fill the
+         * GPU as one GEMM of batch x heads x queries rows (as a batch of
+         * GEMMs does), plus the score traffic */
+        double b = op->batch > 0 ? op->batch : 1;
+        *eff = gr->nm ? cost_grid_eff(gr, b * op->heads * q, op->kv_len,
+                                      op->head_dim)
+                      : 1;
+        note(r, "gemm.tsv grid at (batch x heads x queries, keys, "
+                "head_dim) %s", "", 0);
     }
 }
 
@@ -506,7 +532,7 @@ double cost_tensor_load(const cost_calib *c, dtype d)
 
 /* The roofline of the priced work over its efficiency, plus the launch. */
 static void roofline(const cost_calib *c, const cost_op *op, double peak,
-                     double bw, double eff, cost_result *r)
+                     double bw, double eff, bool fused, cost_result *r)
 {
     r->compute_s = isfinite(peak) && peak > 0 ? r->flops / peak : 0;
     if (op->sustained &&
@@ -528,25 +554,30 @@ static void roofline(const cost_calib *c, const cost_op *op, double peak,
         eff = eff <= 0 ? 1e-3 : 1;
     bool attn = op->kind == OP_ATTN_PREFILL || op->kind == OP_ATTN_DECODE;
     if (attn || (op->kind == OP_GEMM && op->batch > 1)) {
-        /* Priced apart, the slower of the two: the math at the kernel's
-         * own efficiency, the bytes at the HBM streaming rate.  A fused
-         * attention's efficiency is a fraction of the tensor peak, so it
-         * binds whenever the math does, however few its bytes (a short
-         * prefill is not faster than its kernel's FLOP rate because its
-         * roofline leans to memory); a decode streams its KV cache.  A
-         * strided batch fills the GPU with its tiles as one GEMM of
-         * batch x m rows (that grid's efficiency, for the tensor cores),
-         * but streams batch distinct B matrices (an MoE layer's experts)
-         * at the HBM rate, not at the efficiency of a GEMM that would read
-         * one B. */
+        /* Priced apart: the math at the kernel's own efficiency, the bytes
+         * at the HBM streaming rate.  A fused attention's efficiency is a
+         * fraction of the tensor peak, so it binds whenever the math does,
+         * however few its bytes (a short prefill is not faster than its
+         * kernel's FLOP rate because its roofline leans to memory); a
+         * decode streams its KV cache.  A strided batch fills the GPU with
+         * its tiles as one GEMM of batch x m rows (that grid's efficiency,
+         * for the tensor cores), but streams batch distinct B matrices (an
+         * MoE layer's experts) at the HBM rate, not at the efficiency of a
+         * GEMM that would read one B.  Overlapped in one kernel, the slower
+         * of the two sets the time; unfused attention runs its GEMMs and
+         * its passes over the scores as kernels of their own, one after
+         * another, so the two add. */
+        bool apart = attn && !fused;
         double stream = cost_hbm_eff(c, MEM_ELEMENTWISE, r->bytes);
         double tc = r->compute_s / eff, tm = r->memory_s / stream;
-        r->kernel_s = tc > tm ? tc : tm;
+        r->kernel_s = apart ? tc + tm : tc > tm ? tc : tm;
         r->bound = tc > tm ? "compute" : "memory";
         r->efficiency = roof / r->kernel_s;
-        note(r, attn ? "%s; bytes at the hbm.tsv streaming efficiency %.3f"
-                     : "%s; batch of distinct B matrices: bytes at the "
-                       "hbm.tsv streaming efficiency %.3f",
+        note(r, !attn    ? "%s; batch of distinct B matrices: bytes at the "
+                           "hbm.tsv streaming efficiency %.3f"
+                : apart ? "%s; unfused: GEMMs, then the scores' passes at the "
+                          "hbm.tsv streaming efficiency %.3f"
+                        : "%s; bytes at the hbm.tsv streaming efficiency %.3f",
              "", stream);
     } else {
         r->efficiency = eff;
@@ -592,6 +623,6 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
     default:
         price_membound(c, g, op, d, r, &eff, &peak);
     }
-    roofline(c, op, peak, bw, eff, r);
+    roofline(c, op, peak, bw, eff, flash, r);
     return 0;
 }

@@ -89,6 +89,10 @@ typedef struct cost_grid {
 } cost_grid;
 
 #define COST_MAX_ATTN_KERNELS 16
+/* the sequence length at which calib/attention-kernels.tsv reads its
+ * fractions (the FlashAttention-3 paper's 8k bars) and attention.tsv's
+ * long-sequence headlines are taken to hold */
+#define COST_ATTN_REF_TOKENS 8192.0
 
 typedef struct cost_calib {
     char gpu[48];
@@ -118,6 +122,9 @@ typedef struct cost_calib {
     double flash_bwd_ratio;    /* FlashAttention backward / forward time */
     char flash_bwd_source[512];
     double dropout_mask_bytes; /* per element of the unfused dropout mask */
+    /* the tile cost of a GPU's default fused attention (attention.tsv
+     * flash_fwd), as a kernel row's tile_tokens; 0: none */
+    double flash_tile_tokens, flash_tile_tokens_causal;
     /* cuBLAS computes whole tiles of gemm_tile_rows rows once m is past
      * gemm_small_rows (cost_gemm_rows); 0: m as it is */
     double gemm_tile_rows, gemm_small_rows;
@@ -133,6 +140,10 @@ typedef struct cost_calib {
     struct cost_attn_kernel {
         char name[16];
         double fwd, fwd_causal, bwd;
+        /* keys' worth of the inner loop that each (query tile, head)
+         * block's fixed work costs (cost_attn_tile_share), without and
+         * with the causal mask */
+        double tile_tokens, tile_tokens_causal;
         bool causal_skip; /* skips the blocks a causal mask empties */
         char source[256];
         int line;
@@ -186,6 +197,11 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
  * narrow-tile kernels whose padding measured times do not show); m as it
  * is when tile_rows is 0. */
 double cost_gemm_rows(double m, double tile_rows, double small_rows);
+
+/* The share of a fused attention kernel's time that its inner loop over
+ * kv keys takes when each block also pays a fixed `tokens` keys' worth
+ * (exposed for tests). */
+double cost_attn_tile_share(double kv, double tokens);
 
 /* Interpolated GEMM efficiency (exposed for tests). */
 double cost_grid_eff(const cost_grid *g, double m, double n, double k);

@@ -460,6 +460,18 @@ quiet
 # (run by the binary itself: $L may carry a wrapper such as valgrind)
 if [ "$(LLMSIM=${L##* } sh calib/fit-nccl-host.sh 2>/dev/null | sed -n 's/^call_us = \([0-9.]*\):.*/\1/p')" = "$call" ]; then ok; else
     cur=fit-nccl-host; bad "calib/fit-nccl-host.sh does not give calib/nccl-host.tsv's call_us $call"; fi
+# the shipped tile_tokens are what calib/fit-attention-tiles.sh gives from the
+# kernels suite's fit rows (the FA3 paper's head-dim-128 sweeps), for every row
+# of each fitted kernel
+fitted=$(sh calib/fit-attention-tiles.sh 2>/dev/null |
+    sed -n 's/^\([a-z0-9-]*\): tile_tokens = \([0-9]*\), tile_tokens_causal = \([0-9]*\)$/\1 \2 \3/p')
+shipped=$(awk -F'\t' '$1 == "kernel" { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    !/^#/ && c["tile_tokens"] { print $1, $c["tile_tokens"], $c["tile_tokens_causal"] }' calib/attention-kernels.tsv)
+if [ -n "$fitted" ] && echo "$fitted" | while read -r k t tc; do
+        echo "$shipped" | awk -v k="$k" -v t="$t" -v tc="$tc" '$1 == k { n++; if ($2 != t || $3 != tc) bad = 1 }
+            END { exit bad || !n }' || exit 1
+    done; then ok; else
+    cur=fit-attention-tiles; bad "calib/fit-attention-tiles.sh does not give calib/attention-kernels.tsv's tile_tokens"; fi
 run 1 collective-csv-and-json -- collective --cluster dgx-h100 --op all_reduce --csv --json
 has '--csv and --json: give one'
 quiet

@@ -654,8 +654,12 @@ static const char *kernels_error(const char *table, cost_calib *c)
     "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"                             \
     "*\tdropout_mask_bytes\t1\tbytes\ts\n"                               \
     "*\tgemm_tile_rows\t128\trows\ts\n"                                   \
-    "*\tgemm_small_rows\t64\trows\ts\n"
-#define A_HEAD "kernel\tsm\tfwd\tfwd_causal\tbwd\tcausal_skip\tsource\n"
+    "*\tgemm_small_rows\t64\trows\ts\n"                                  \
+    "*\tflash_tile_tokens\t106\ttokens\ts\n"                              \
+    "*\tflash_tile_tokens_causal\t420\ttokens\ts\n"
+#define A_HEAD                                                              \
+    "kernel\tsm\tfwd\tfwd_causal\tbwd\ttile_tokens\ttile_tokens_causal\t"     \
+    "causal_skip\tsource\n"
 
 /* calib/attention-kernels.tsv: the rows of the GPU's sm only, each with
  * fractions of peak in (0, 1], one per kernel and sm, and a source. */
@@ -664,29 +668,36 @@ static void test_attention_kernels(void **state)
     (void)state;
     cost_calib c;
     const char *t = K_HEAD K_STAR;
-    assert_null(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\tyes\ts\n"
-                                          "fa2\t80\t0.7\t0.6\t0.5\tyes\ts\n",
+    assert_null(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\t100\t400\tyes\ts\n"
+                                          "fa2\t80\t0.7\t0.6\t0.5\t100\t400\tyes\ts\n",
                                    &c));
     assert_int_equal(c.nattn_k, 1); /* h100-sxm is sm 90 */
     int i = cost_attn_kernel_find(&c, "fa2");
     assert_int_equal(i, 1);
     assert_true(c.attn_k[0].fwd == 0.4 && c.attn_k[0].bwd == 0.2 &&
+                c.attn_k[0].tile_tokens == 100 &&
+                c.attn_k[0].tile_tokens_causal == 400 &&
                 c.attn_k[0].causal_skip);
+    assert_true(c.flash_tile_tokens == 106 &&
+                c.flash_tile_tokens_causal == 420);
     assert_int_equal(cost_attn_kernel_find(&c, "fa3"), 0);
     cost_calib_free(&c);
-    expect(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\tyes\ts\n"
-                                     "fa2\t90\t0.5\t0.3\t0.2\tyes\ts\n", &c),
+    expect(kernels_attn_error(t, A_HEAD "fa2\t90\t0.4\t0.3\t0.2\t100\t400\tyes\ts\n"
+                                     "fa2\t90\t0.5\t0.3\t0.2\t100\t400\tyes\ts\n", &c),
            "attention-kernels.tsv:3: fa2: a second row for sm 90", NULL);
-    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t1.5\t0.3\t0.2\tyes\ts\n", &c),
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t1.5\t0.3\t0.2\t100\t400\tyes\ts\n", &c),
            "attention-kernels.tsv:2", "fwd");
-    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\tyes\t\n", &c),
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\t-1\t400\tyes\ts\n",
+                              &c),
+           "attention-kernels.tsv:2", "tile_tokens");
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\t100\t400\tyes\t\n", &c),
            "expected a kernel name of at most 15 characters and a source",
            NULL);
-    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\tmaybe\ts\n",
+    expect(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.3\t0.2\t100\t400\tmaybe\ts\n",
                               &c),
            "attention-kernels.tsv:2: fa3: causal_skip \"maybe\" (expected "
            "yes or no)", NULL);
-    assert_null(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.5\t0.2\tno\ts\n",
+    assert_null(kernels_attn_error(t, A_HEAD "fa3\t90\t0.5\t0.5\t0.2\t100\t400\tno\ts\n",
                                    &c));
     assert_false(c.attn_k[0].causal_skip);
     cost_calib_free(&c);
@@ -795,9 +806,9 @@ static void test_kernels_errors(void **state)
     assert_string_equal(c.flash_bwd_source, "m");
     cost_calib_free(&c);
     expect(kernels_error(K_HEAD K_STAR "*\tflash_bwd\t3\tratio\ts\n", &c),
-           "kernels.tsv:6: flash_bwd: unknown key",
+           "kernels.tsv:8: flash_bwd: unknown key",
            "expected flash_bwd_over_fwd, dropout_mask_bytes, gemm_tile_rows, "
-           "gemm_small_rows");
+           "gemm_small_rows, flash_tile_tokens, flash_tile_tokens_causal");
     expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"
                          "*\tdropout_mask_bytes\t1\tbytes\ts\n"
                          "*\tgemm_tile_rows\t2048\trows\ts\n"
