@@ -527,8 +527,10 @@ int cfg_load_kernel_ratios(const char *datadir, const char *gpu,
          NULL, 0},
         {"flash_tile_tokens_causal", 0, 65536, "tokens",
          &cc->flash_tile_tokens_causal, NULL, 0},
+        {"sfu_exp_per_sm_cycle", 0, 1024, "per SM per cycle",
+         &cc->sfu_exp_per_sm_cycle, NULL, 0},
     };
-    return cfg_keyed_load(p, gpu, want, 6, e);
+    return cfg_keyed_load(p, gpu, want, 7, e);
 }
 
 int cfg_load_cost_calib(const char *datadir, const gpu_catalog *cat,

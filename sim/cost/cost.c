@@ -370,10 +370,42 @@ double cost_attn_tile_share(double kv, double tokens)
     return tokens > 0 && kv > 0 ? kv / (kv + tokens) : 1;
 }
 
+/* A fused forward computes one exponential per score on the SMs'
+ * special-function units, which the kernels do not hide behind the tensor
+ * cores (FlashAttention-3 paper, Sec. 3.2: 989 TFLOP/s of FP16 matmul
+ * against 3.9 T exponentials/s on H100; its forward's fall from head dim
+ * 128 to 64 is that cost, unhidden).  The tables' fractions hold at head
+ * dim 128 (128 + 128 per score): the rest of a score's time there is its
+ * matmuls, which scale with the head dims.  The factor that moves a
+ * fraction from 128 to this op's head dims; 1 where the GPU gives no SM
+ * count or clock. */
+static double head_dim_factor(const cost_calib *c, const gpu_spec *g,
+                              const cost_op *op, dtype d, double frac)
+{
+    double vd = op->v_head_dim > 0 ? op->v_head_dim : op->head_dim;
+    double dims = op->head_dim + vd, ref = 256;
+    double p16 = g->peak_flops[DT_BF16], pd = g->peak_flops[d];
+    if (c->sfu_exp_per_sm_cycle <= 0 || g->sm_count <= 0 ||
+        g->boost_clock_hz <= 0 || !(p16 > 0) || !(pd > 0) || frac <= 0 ||
+        (dims == ref && pd == p16))
+        return 1;
+    double exp_s = 1 / (c->sfu_exp_per_sm_cycle * g->sm_count *
+                        g->boost_clock_hz);
+    /* a score's 16-bit matmuls at the reference dims; they never beat the
+     * tensor peak */
+    double mm_s = fmax(2 * ref / (frac * p16) - exp_s, 2 * ref / p16);
+    /* this op's: its dims, at its dtype's tensor rate (FP8's matmuls take
+     * half the time, its exponentials the same: the paper's "worse in
+     * FP8") */
+    double at = mm_s * dims / ref * p16 / pd + exp_s;
+    return 2 * dims / (pd * at) / frac;
+}
+
 /* Attention, prefill or decode: fused at the published fraction of peak
- * scaled by length, or as its two GEMMs. */
-static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
-                            bool flash, cost_result *r, double *eff)
+ * scaled by length and head dims, or as its two GEMMs. */
+static void price_attention(const cost_calib *c, const gpu_spec *g,
+                            const cost_op *op, dtype d, bool flash,
+                            cost_result *r, double *eff)
 {
     const struct cost_attn_kernel *k =
         flash && op->attn_kernel > 0 && op->attn_kernel <= c->nattn_k
@@ -403,12 +435,16 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
                                  : c->flash_tile_tokens);
         double shape = cost_attn_tile_share(kv, tok) /
                        cost_attn_tile_share(COST_ATTN_REF_TOKENS, tok);
+        double hd = 1;
         if (k) {
             double f = op->backward ? k->bwd
                        : op->causal && op->kind == OP_ATTN_PREFILL
                            ? k->fwd_causal
                            : k->fwd;
             *eff = f * shape;
+            if (op->kind == OP_ATTN_PREFILL && !op->backward)
+                hd = head_dim_factor(c, g, op, d, f);
+            *eff *= hd;
             note(r, "attention-kernels.tsv %s", k->name, 0);
             note(r, " (%s)", k->source, 0);
             if (!k->causal_skip && op->causal &&
@@ -416,10 +452,15 @@ static void price_attention(const cost_calib *c, const cost_op *op, dtype d,
                 note(r, "; computes the whole square under the mask%s", "",
                      0);
         } else {
-            *eff = c->attn_eff * shape;
+            if (op->kind == OP_ATTN_PREFILL && !op->backward)
+                hd = head_dim_factor(c, g, op, d, c->attn_eff);
+            *eff = c->attn_eff * shape * hd;
             note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
         }
         note(r, " x tile share %.3f of the reference length's", "", shape);
+        if (hd != 1)
+            note(r, " x %.3f for the head dims (one unhidden exponential per "
+                    "score, kernels.tsv sfu_exp_per_sm_cycle)", "", hd);
     } else {
         /* two strided-batch GEMMs over every (batch, head), which fill the
          * GPU as one GEMM of batch x heads x queries rows (as a batch of
@@ -610,7 +651,7 @@ int cost_predict(const cost_calib *c, const gpu_spec *g, const cost_op *op,
         break;
     case OP_ATTN_PREFILL:
     case OP_ATTN_DECODE:
-        price_attention(c, op, d, flash, r, &eff);
+        price_attention(c, g, op, d, flash, r, &eff);
         break;
     case OP_MEMCPY_H2D:
     case OP_MEMCPY_D2H:

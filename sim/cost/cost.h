@@ -125,6 +125,9 @@ typedef struct cost_calib {
     /* the tile cost of a GPU's default fused attention (attention.tsv
      * flash_fwd), as a kernel row's tile_tokens; 0: none */
     double flash_tile_tokens, flash_tile_tokens_causal;
+    /* exponentials an SM's special-function units give per cycle: a fused
+     * attention forward takes one per score, unhidden; 0: not priced */
+    double sfu_exp_per_sm_cycle;
     /* cuBLAS computes whole tiles of gemm_tile_rows rows once m is past
      * gemm_small_rows (cost_gemm_rows); 0: m as it is */
     double gemm_tile_rows, gemm_small_rows;

@@ -566,6 +566,40 @@ static void test_attention_kernel_bound(void **state)
     }
 }
 
+/* The head dims in closed form: a score costs its matmuls (which scale
+ * with the head dims and, in FP8, take half the time) plus one exponential
+ * at the SFUs' 16 per SM per cycle, the rest of the table's head-dim-128
+ * time: FA3 on H100 at 8k tokens (tile share 1) with head dim 64 in BF16,
+ * and 128 in FP8; 128 in BF16 is the table's own fraction. */
+static void test_attention_head_dims(void **state)
+{
+    (void)state;
+    const gpu_spec *g = gpu_find(&cat, "h100-sxm");
+    cost_calib c;
+    load_calib(g, &c);
+    llm_err e;
+    int k = cost_attn_kernel_find(&c, "fa3");
+    assert_true(k > 0);
+    double f = c.attn_k[k - 1].fwd, p16 = g->peak_flops[DT_BF16];
+    double ex = 1 / (16 * g->sm_count * g->boost_clock_hz);
+    double mm = 512 / (f * p16) - ex; /* one score's matmuls at hd 128 */
+    const struct { double hd; dtype dt; double rate; } want[] = {
+        {128, DT_BF16, f * p16},
+        {64, DT_BF16, 256 / (mm / 2 + ex)},
+        {128, DT_FP8, 512 / (mm * p16 / g->peak_flops[DT_FP8] + ex)},
+    };
+    for (int i = 0; i < 3; i++) {
+        cost_op a = {.kind = OP_ATTN_PREFILL, .dt = want[i].dt, .batch = 2,
+                     .heads = 16, .kv_heads = 16, .head_dim = want[i].hd,
+                     .q_len = 8192, .kv_len = 8192, .flash = true,
+                     .attn_kernel = k};
+        cost_result r;
+        assert_int_equal(cost_predict(&c, g, &a, 0, &r, &e), 0);
+        assert_close(r.flops / r.kernel_s, want[i].rate, 1e-9);
+    }
+    cost_calib_free(&c);
+}
+
 /* cuBLAS computes whole tiles of rows (calib/kernels.tsv gemm_tile_rows
  * 128, gemm_small_rows 64): the padded rows in closed form; on the shipped
  * tables of every catalog GPU a GEMM one row past a tile boundary takes
@@ -674,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_attention_window),
         cmocka_unit_test(test_attention_causal_skip),
         cmocka_unit_test(test_attention_kernel_bound),
+        cmocka_unit_test(test_attention_head_dims),
     };
     return cmocka_run_group_tests_name("cost", tests, catalog_setup, catalog_teardown);
 }

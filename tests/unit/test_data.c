@@ -656,7 +656,8 @@ static const char *kernels_error(const char *table, cost_calib *c)
     "*\tgemm_tile_rows\t128\trows\ts\n"                                   \
     "*\tgemm_small_rows\t64\trows\ts\n"                                  \
     "*\tflash_tile_tokens\t106\ttokens\ts\n"                              \
-    "*\tflash_tile_tokens_causal\t420\ttokens\ts\n"
+    "*\tflash_tile_tokens_causal\t420\ttokens\ts\n"                       \
+    "*\tsfu_exp_per_sm_cycle\t16\tper SM per cycle\ts\n"
 #define A_HEAD                                                              \
     "kernel\tsm\tfwd\tfwd_causal\tbwd\ttile_tokens\ttile_tokens_causal\t"     \
     "causal_skip\tsource\n"
@@ -806,9 +807,10 @@ static void test_kernels_errors(void **state)
     assert_string_equal(c.flash_bwd_source, "m");
     cost_calib_free(&c);
     expect(kernels_error(K_HEAD K_STAR "*\tflash_bwd\t3\tratio\ts\n", &c),
-           "kernels.tsv:8: flash_bwd: unknown key",
+           "kernels.tsv:9: flash_bwd: unknown key",
            "expected flash_bwd_over_fwd, dropout_mask_bytes, gemm_tile_rows, "
-           "gemm_small_rows, flash_tile_tokens, flash_tile_tokens_causal");
+           "gemm_small_rows, flash_tile_tokens, flash_tile_tokens_causal, "
+           "sfu_exp_per_sm_cycle");
     expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"
                          "*\tdropout_mask_bytes\t1\tbytes\ts\n"
                          "*\tgemm_tile_rows\t2048\trows\ts\n"
