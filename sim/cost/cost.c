@@ -218,7 +218,8 @@ static void attn_work(const cost_op *op, dtype d, bool flash, bool skip,
     double b = op->batch > 0 ? op->batch : 1;
     double q = op->kind == OP_ATTN_DECODE ? 1 : op->q_len;
     double vd = op->v_head_dim > 0 ? op->v_head_dim : op->head_dim;
-    double frac = op->causal && op->kind == OP_ATTN_PREFILL ? 0.5 : 1.0;
+    bool masked = op->causal && op->kind == OP_ATTN_PREFILL;
+    double frac = masked ? 0.5 : 1.0;
     double kv = op->kv_len;
     if (flash && op->window > 0 && op->kind == OP_ATTN_DECODE)
         kv = fmin(kv, op->window);
@@ -226,7 +227,6 @@ static void attn_work(const cost_op *op, dtype d, bool flash, bool skip,
         frac = model_causal_pairs(q, op->kv_len, op->window) /
                (q * op->kv_len);
     /* a kernel that masks after computing does the whole square */
-    bool masked = op->causal && op->kind == OP_ATTN_PREFILL;
     if ((!flash || !skip) && op->kind == OP_ATTN_PREFILL)
         frac = 1.0;
     *flops = 2 * b * op->heads * q * kv * (op->head_dim + vd) * frac;
@@ -237,7 +237,7 @@ static void attn_work(const cost_op *op, dtype d, bool flash, bool skip,
     *bytes = b * (s * q * op->heads * (op->head_dim + vd) +
                   kvs * kv * op->kv_heads * (op->head_dim + vd));
     if (!flash)
-        *bytes += (masked ? 6 : 4) * s * b * op->heads * q * op->kv_len * frac;
+        *bytes += (masked ? 6 : 4) * s * b * op->heads * q * op->kv_len;
 }
 
 /* ---- prediction --------------------------------------------------------- */
@@ -425,36 +425,33 @@ static void price_attention(const cost_calib *c, const gpu_spec *g,
     const cost_grid *gr = c->gemm[d].nm ? &c->gemm[d] : &c->gemm[DT_BF16];
     if (flash) {
         /* the published fraction of peak a fused kernel reaches at the
-         * tables' reference length, scaled by the share of its time the
-         * inner loop over keys takes at this length against that one
-         * (a causal kv counts the square, as attn_work does) */
-        bool causal = op->causal && op->kind == OP_ATTN_PREFILL &&
-                      (!k || k->causal_skip);
-        double tok = k ? (causal ? k->tile_tokens_causal : k->tile_tokens)
-                       : (causal ? c->flash_tile_tokens_causal
-                                 : c->flash_tile_tokens);
+         * tables' reference length (its row's, else the GPU's
+         * attention.tsv), scaled by the share of its time the inner loop
+         * over keys takes at this length against that one (a causal kv
+         * counts the square, as attn_work does) and moved to the op's head
+         * dims (forward only) */
+        bool masked = op->causal && op->kind == OP_ATTN_PREFILL;
+        bool skips = masked && (!k || k->causal_skip);
+        double f = !k             ? c->attn_eff
+                   : op->backward ? k->bwd
+                   : masked       ? k->fwd_causal
+                                  : k->fwd;
+        double tok = k ? (skips ? k->tile_tokens_causal : k->tile_tokens)
+                       : (skips ? c->flash_tile_tokens_causal
+                                : c->flash_tile_tokens);
         double shape = cost_attn_tile_share(kv, tok) /
                        cost_attn_tile_share(COST_ATTN_REF_TOKENS, tok);
-        double hd = 1;
+        double hd = op->kind == OP_ATTN_PREFILL && !op->backward
+                        ? head_dim_factor(c, g, op, d, f)
+                        : 1;
+        *eff = f * shape * hd;
         if (k) {
-            double f = op->backward ? k->bwd
-                       : op->causal && op->kind == OP_ATTN_PREFILL
-                           ? k->fwd_causal
-                           : k->fwd;
-            *eff = f * shape;
-            if (op->kind == OP_ATTN_PREFILL && !op->backward)
-                hd = head_dim_factor(c, g, op, d, f);
-            *eff *= hd;
             note(r, "attention-kernels.tsv %s", k->name, 0);
             note(r, " (%s)", k->source, 0);
-            if (!k->causal_skip && op->causal &&
-                op->kind == OP_ATTN_PREFILL)
+            if (masked && !k->causal_skip)
                 note(r, "; computes the whole square under the mask%s", "",
                      0);
         } else {
-            if (op->kind == OP_ATTN_PREFILL && !op->backward)
-                hd = head_dim_factor(c, g, op, d, c->attn_eff);
-            *eff = c->attn_eff * shape * hd;
             note(r, "attention.tsv flash_fwd %s", c->attn_source, 0);
         }
         note(r, " x tile share %.3f of the reference length's", "", shape);
