@@ -135,16 +135,17 @@ kernels() {
                 --reads 2 --writes 1 ;;
         *) continue ;;
         esac
-        case "$metric" in
-        tflops) key=tflops ;;
-        GBps) key=GBps ;;
-        *) key=time_s ;;
-        esac
         # attention's rate in the benchmarks' count (the header's FLOPs, half
-        # the square under the mask), whatever the kernel executes
-        [ "$kind" = attention_fwd ] && [ "$metric" = tflops ] && key=time_s
+        # the square under the mask), whatever the kernel executes: from
+        # its time
+        case "$kind:$metric" in
+        attention_fwd:tflops) key=time_s count=1 ;;
+        *:tflops) key=tflops count= ;;
+        *:GBps) key=GBps count= ;;
+        *) key=time_s count= ;;
+        esac
         pred=$(kernel_pred "$id" "$key" --gpu "$gpu" --dtype "$dtype" "$@")
-        if [ "$kind" = attention_fwd ] && [ "$metric" = tflops ] && [ "$pred" != nan ]; then
+        if [ -n "$count" ] && [ "$pred" != nan ]; then
             pred=$(awk -v t="$pred" -v b="$batch" -v h="$heads" -v s="$seq" -v d="$hd" -v c="$causal" \
                 'BEGIN { printf "%.6g", 4 * b * h * s * s * d / (c == 1 ? 2 : 1) / t / 1e12 }')
         fi
