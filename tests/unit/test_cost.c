@@ -475,6 +475,17 @@ static void test_attention_window(void **state)
     cost_calib_free(&c);
 }
 
+/* A fused prefill of `batch` sequences of `tokens` tokens, every head
+ * with its own K and V, through attention kernel `kernel` (1 + its index). */
+static cost_op fused_prefill(int kernel, dtype dt, double batch, int heads,
+                             int head_dim, double tokens, bool causal)
+{
+    return (cost_op){.kind = OP_ATTN_PREFILL, .dt = dt, .batch = batch,
+                     .heads = heads, .kv_heads = heads, .head_dim = head_dim,
+                     .q_len = tokens, .kv_len = tokens, .causal = causal,
+                     .flash = true, .attn_kernel = kernel};
+}
+
 /* A kernel that skips the blocks a causal mask empties (fa2) prices a
  * causal prefill at half the square's FLOPs; one that masks after
  * computing (the pre-MLIR Triton kernel, causal_skip no) at the whole
@@ -494,11 +505,8 @@ static void test_attention_causal_skip(void **state)
     assert_false(c.attn_k[tri - 1].causal_skip);
     assert_true(c.attn_k[fa2 - 1].causal_skip);
     for (int bwd = 0; bwd < 2; bwd++) {
-        cost_op a = {.kind = OP_ATTN_PREFILL, .dt = DT_BF16, .batch = 2,
-                     .heads = 32, .kv_heads = 32, .head_dim = 128,
-                     .v_head_dim = 128, .q_len = 8192, .kv_len = 8192,
-                     .causal = true, .flash = true, .backward = bwd,
-                     .attn_kernel = tri};
+        cost_op a = fused_prefill(tri, DT_BF16, 2, 32, 128, 8192, true);
+        a.backward = bwd;
         cost_result tc, tn, fc;
         assert_int_equal(cost_predict(&c, g, &a, 0, &tc, &e), 0);
         a.causal = false;
@@ -512,6 +520,31 @@ static void test_attention_causal_skip(void **state)
         assert_true(tc.flops / tc.time_s <= g->peak_flops[DT_BF16]);
     }
     cost_calib_free(&c);
+}
+
+/* One kernel's sweep of test_attention_kernel_bound: 64 to 32k tokens. */
+static void kernel_sweep_bound(const cost_calib *c, const gpu_spec *g, int k,
+                               bool causal, double batch)
+{
+    const struct cost_attn_kernel *ak = &c->attn_k[k - 1];
+    bool skip = causal && ak->causal_skip;
+    double f = skip ? ak->fwd_causal : ak->fwd;
+    double tok = skip ? ak->tile_tokens_causal : ak->tile_tokens;
+    double limit = f * g->peak_flops[DT_BF16] /
+                   cost_attn_tile_share(COST_ATTN_REF_TOKENS, tok);
+    double prev = 0, prev_rate = 0;
+    llm_err e;
+    for (double s = 64; s <= 32768; s *= 2) {
+        cost_op a = fused_prefill(k, DT_BF16, batch, 16, 128, s, causal);
+        cost_result r;
+        assert_int_equal(cost_predict(c, g, &a, 0, &r, &e), 0);
+        double rate = r.flops / r.kernel_s;
+        assert_true(rate <= limit * (1 + 1e-9));
+        assert_true(rate >= prev_rate * (1 - 1e-9));
+        assert_true(r.kernel_s >= prev);
+        prev = r.kernel_s;
+        prev_rate = rate;
+    }
 }
 
 /* A fused attention runs at most at its kernel's long-sequence rate (the
@@ -530,38 +563,10 @@ static void test_attention_kernel_bound(void **state)
         const gpu_spec *g = gpu_find(&cat, gpus[i]);
         cost_calib c;
         load_calib(g, &c);
-        llm_err e;
         for (int k = 1; k <= c.nattn_k; k++)
             for (int causal = 0; causal < 2; causal++)
-                for (double b = 1; b <= 64; b *= 4) {
-                    double prev = 0, prev_rate = 0;
-                    for (double s = 64; s <= 32768; s *= 2) {
-                        cost_op a = {.kind = OP_ATTN_PREFILL,
-                                     .dt = DT_BF16, .batch = b, .heads = 16,
-                                     .kv_heads = 16, .head_dim = 128,
-                                     .q_len = s, .kv_len = s,
-                                     .causal = causal, .flash = true,
-                                     .attn_kernel = k};
-                        cost_result r;
-                        assert_int_equal(cost_predict(&c, g, &a, 0, &r, &e),
-                                         0);
-                        const struct cost_attn_kernel *ak = &c.attn_k[k - 1];
-                        bool skip = causal && ak->causal_skip;
-                        double f = skip ? ak->fwd_causal : ak->fwd;
-                        double tok = skip ? ak->tile_tokens_causal
-                                          : ak->tile_tokens;
-                        double rate = r.flops / r.kernel_s;
-                        assert_true(rate <= f * g->peak_flops[DT_BF16] /
-                                                cost_attn_tile_share(
-                                                    COST_ATTN_REF_TOKENS,
-                                                    tok) *
-                                                (1 + 1e-9));
-                        assert_true(rate >= prev_rate * (1 - 1e-9));
-                        assert_true(r.kernel_s >= prev);
-                        prev = r.kernel_s;
-                        prev_rate = rate;
-                    }
-                }
+                for (double b = 1; b <= 64; b *= 4)
+                    kernel_sweep_bound(&c, g, k, causal, b);
         cost_calib_free(&c);
     }
 }
@@ -589,10 +594,8 @@ static void test_attention_head_dims(void **state)
         {128, DT_FP8, 512 / (mm * p16 / g->peak_flops[DT_FP8] + ex)},
     };
     for (int i = 0; i < 3; i++) {
-        cost_op a = {.kind = OP_ATTN_PREFILL, .dt = want[i].dt, .batch = 2,
-                     .heads = 16, .kv_heads = 16, .head_dim = want[i].hd,
-                     .q_len = 8192, .kv_len = 8192, .flash = true,
-                     .attn_kernel = k};
+        cost_op a = fused_prefill(k, want[i].dt, 2, 16, (int)want[i].hd,
+                                  8192, false);
         cost_result r;
         assert_int_equal(cost_predict(&c, g, &a, 0, &r, &e), 0);
         assert_close(r.flops / r.kernel_s, want[i].rate, 1e-9);
