@@ -818,6 +818,22 @@ static void test_kernels_errors(void **state)
            "kernels.tsv:4: gemm_tile_rows: 2048 is out of range", NULL);
     expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t0\tratio\ts\n", &c),
            "kernels.tsv:2: flash_bwd_over_fwd: 0 is out of range", NULL);
+    /* the attention keys: a GPU's row out of range, and one missing */
+    expect(kernels_error(K_HEAD K_STAR
+                         "h100-sxm\tsfu_exp_per_sm_cycle\t2048\tper SM per "
+                         "cycle\ts\n", &c),
+           "kernels.tsv:9: sfu_exp_per_sm_cycle: 2048 is out of range", NULL);
+    expect(kernels_error(K_HEAD K_STAR
+                         "h100-sxm\tflash_tile_tokens\t-5\ttokens\ts\n", &c),
+           "kernels.tsv:9: flash_tile_tokens: -5 is out of range", NULL);
+    expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n"
+                         "*\tdropout_mask_bytes\t1\tbytes\ts\n"
+                         "*\tgemm_tile_rows\t128\trows\ts\n"
+                         "*\tgemm_small_rows\t64\trows\ts\n"
+                         "*\tflash_tile_tokens\t106\ttokens\ts\n"
+                         "*\tflash_tile_tokens_causal\t420\ttokens\ts\n",
+                         &c),
+           "kernels.tsv: sfu_exp_per_sm_cycle: no row for h100-sxm", NULL);
     expect(kernels_error(K_HEAD "*\tflash_bwd_over_fwd\t2.5\tratio\ts\n",
                          &c),
            "kernels.tsv: dropout_mask_bytes: no row for h100-sxm", NULL);
