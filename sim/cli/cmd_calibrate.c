@@ -172,7 +172,7 @@ typedef struct grid_spec {
     dtype dt;
     double scale, cap;
     char src[1024]; /* the words that say so */
-    double size;    /* the fitted shape's m0, n0, k0 times this (a sweep
+    double size;    /* the fitted shape's n0, k0 times this (a sweep
                        fitted it); 0: as fitted */
 } grid_spec;
 
@@ -203,7 +203,7 @@ static double grid_time(const gemm_fit *f, const gpu_spec *g,
 {
     double peak = grid_peak(g, gs->dt), fl = 2 * m * n * k;
     gemm_fit sized = gemm_fit_sized(f, gs->size > 0 ? gs->size : 1);
-    double t = gemm_fit_time(&sized, g, peak * gs->scale, m, n, k, fl, bytes);
+    double t = gemm_fit_time(&sized, g, peak * gs->scale, n, k, fl, bytes);
     return gs->cap > 0 && fl / t > gs->cap * peak ? fl / (gs->cap * peak) : t;
 }
 
@@ -229,10 +229,10 @@ static int write_gemm(const char *path, const gpu_spec *g, const gemm_fit *f,
     fprintf(o.fp, "# GEMM efficiency of %s = roofline time / kernel time, on "
             "a grid of m, n, k\n# (C[m x n] = A[m x k] B[k x n]), tabulated "
             "by `llmsim calibrate --fit` from the model fitted to %s kernels:"
-            "\n#   emax %.4f, m0 %.1f, n0 %.1f, k0 %.1f, bandwidth fraction "
+            "\n#   emax %.4f, n0 %.1f, k0 %.1f, bandwidth fraction "
             "%.4f, fixed %.2f us (%d measured GEMMs)\n# Other grids: the same "
             "shape, scaled to %s (source column).\n",
-            g->name, dtype_name(fitted), f->emax, f->m0, f->n0, f->k0, f->em,
+            g->name, dtype_name(fitted), f->emax, f->n0, f->k0, f->em,
             f->t0 * 1e6, f->n, measured_here ? "measurements"
                                              : "a published measurement");
     fprintf(o.fp, "dtype\tm\tn\tk\tefficiency\tsource\n");
@@ -966,9 +966,9 @@ static int derive(const cfg_fit_gpu *d, const base_grids *bg,
     rc = rc ? rc : write_support(dir, d->flash_fwd, d->flash_src, e);
     if (rc == 0 && d->gemm_measured[0]) {
         printf("%s: GEMMs fitted to its own measurements (emax %.3f, half "
-               "efficiency at m %.0f, n %.0f, k %.0f; weights stream at %.3f; "
+               "efficiency at n %.0f, k %.0f; weights stream at %.3f; "
                "%.2f us per kernel); bandwidth derived from %s x %.3f\n",
-               g->name, gf->emax, gf->m0, gf->n0, gf->k0, gf->em,
+               g->name, gf->emax, gf->n0, gf->k0, gf->em,
                gf->t0 * 1e6, base->name, sh);
         rc = report_measured(g, dir, &ms, e);
     } else if (rc == 0) {
@@ -1045,10 +1045,10 @@ static int fit_one(const char *traces, const char *out, const fit_list *fits,
                            e);
     if (rc == 0) {
         printf("%s (%s): GEMM emax %.3f of %.0f TFLOP/s, half efficiency at "
-               "m %.0f, n %.0f, k %.0f;\n  weights stream at %.3f of %.0f GB/s, "
+               "n %.0f, k %.0f;\n  weights stream at %.3f of %.0f GB/s, "
                "%.2f us per GEMM kernel (smooth max p %.1f); streaming kernels: %.3f of the bandwidth, fixed cost "
                "%.2f us\n",
-               gpu, shortname, gf.emax, g->peak_flops[DT_FP16] / 1e12, gf.m0,
+               gpu, shortname, gf.emax, g->peak_flops[DT_FP16] / 1e12,
                gf.n0, gf.k0, gf.em, g->mem_bw_Bps / 1e9, gf.t0 * 1e6, gf.p, mf[0].emax,
                mf[0].b0 / (g->mem_bw_Bps * mf[0].emax) * 1e6);
         cost_calib c;

@@ -18,9 +18,9 @@ static double smax(double a, double b, double p)
 }
 
 double gemm_fit_time(const gemm_fit *f, const gpu_spec *g, double peak,
-                     double m, double n, double k, double flops, double bytes)
+                     double n, double k, double flops, double bytes)
 {
-    double ec = f->emax * m / (m + f->m0) * n / (n + f->n0) * k / (k + f->k0);
+    double ec = f->emax * n / (n + f->n0) * k / (k + f->k0);
     return smax(flops / (peak * ec), bytes / (g->mem_bw_Bps * f->em), f->p) +
            f->t0;
 }
@@ -40,12 +40,11 @@ typedef struct ctx {
 static void gemm_params(const gsl_vector *x, gemm_fit *f)
 {
     f->emax = sigm(gsl_vector_get(x, 0));
-    f->m0 = exp(gsl_vector_get(x, 1));
-    f->n0 = exp(gsl_vector_get(x, 2));
-    f->k0 = exp(gsl_vector_get(x, 3));
-    f->em = sigm(gsl_vector_get(x, 4));
-    f->t0 = exp(gsl_vector_get(x, 5));
-    f->p = 1 + exp(gsl_vector_get(x, 6));
+    f->n0 = exp(gsl_vector_get(x, 1));
+    f->k0 = exp(gsl_vector_get(x, 2));
+    f->em = sigm(gsl_vector_get(x, 3));
+    f->t0 = exp(gsl_vector_get(x, 4));
+    f->p = 1 + exp(gsl_vector_get(x, 5));
 }
 
 static int gemm_res(const gsl_vector *x, void *data, gsl_vector *r)
@@ -55,7 +54,7 @@ static int gemm_res(const gsl_vector *x, void *data, gsl_vector *r)
     gemm_params(x, &f);
     for (int i = 0; i < c->n; i++) {
         const fit_point *p = &c->p[i];
-        double t = gemm_fit_time(&f, c->g, c->peak, p->m, p->n, p->k, p->flops,
+        double t = gemm_fit_time(&f, c->g, c->peak, p->n, p->k, p->flops,
                                  p->bytes);
         gsl_vector_set(r, (size_t)i, log(t / p->t_s));
     }
@@ -103,15 +102,16 @@ static int solve(int (*fn)(const gsl_vector *, void *, gsl_vector *),
 int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
              gemm_fit *out, llm_err *e)
 {
-    if (n < 7)
-        return err_set(e, "%d GEMM measurements: too few to fit 7 parameters", n);
+    if (n < GEMM_FIT_PARAMS)
+        return err_set(e, "%d GEMM measurements: too few to fit %d parameters",
+                       n, GEMM_FIT_PARAMS);
     ctx c = {p, n, g, peak};
-    gsl_vector *x = gsl_vector_alloc(7);
-    /* start: 80% of peak, half-efficiency at 64 along each dimension, 80%
-     * of the bandwidth, 2 us per kernel, a smooth max of sharpness 8 */
-    double x0[7] = {logit(0.8), log(64), log(64), log(64), logit(0.8),
-                    log(2e-6), log(7)};
-    for (int i = 0; i < 7; i++)
+    gsl_vector *x = gsl_vector_alloc(GEMM_FIT_PARAMS);
+    /* start: 80% of peak, half-efficiency at 64 along n and k, 80% of the
+     * bandwidth, 2 us per kernel, a smooth max of sharpness 8 */
+    double x0[GEMM_FIT_PARAMS] = {logit(0.8), log(64), log(64), logit(0.8),
+                                  log(2e-6), log(7)};
+    for (int i = 0; i < GEMM_FIT_PARAMS; i++)
         gsl_vector_set(x, (size_t)i, x0[i]);
     int rc = solve(gemm_res, &c, x, e);
     gemm_params(x, out);
@@ -123,7 +123,6 @@ int fit_gemm(const fit_point *p, int n, const gpu_spec *g, double peak,
 gemm_fit gemm_fit_sized(const gemm_fit *base, double size)
 {
     gemm_fit f = *base;
-    f.m0 *= size;
     f.n0 *= size;
     f.k0 *= size;
     return f;
@@ -151,7 +150,7 @@ static int sweep_res(const gsl_vector *x, void *data, gsl_vector *r)
     double peak = s->c.peak * exp(gsl_vector_get(x, 0));
     for (int i = 0; i < s->c.n; i++) {
         const fit_point *p = &s->c.p[i];
-        double t = gemm_fit_time(&f, s->c.g, peak, p->m, p->n, p->k, p->flops,
+        double t = gemm_fit_time(&f, s->c.g, peak, p->n, p->k, p->flops,
                                  p->bytes);
         gsl_vector_set(r, (size_t)i, log(t / p->t_s));
     }

@@ -656,7 +656,7 @@ static void test_gemm_sweep_fit(void **state)
     (void)state;
     const gpu_spec *g = gpu_find(&cat, "gb200");
     assert_non_null(g);
-    const gemm_fit base = {.emax = 0.8, .m0 = 180, .n0 = 260, .k0 = 44,
+    const gemm_fit base = {.emax = 0.8, .n0 = 260, .k0 = 44,
                            .em = 0.98, .t0 = 5e-6, .p = 8};
     const double peak = g->peak_flops[DT_FP4];
     const double shapes[][3] = {{1024, 1024, 1024}, {2048, 2048, 2048},
@@ -675,8 +675,8 @@ static void test_gemm_sweep_fit(void **state)
             pt[i] = (fit_point){.m = m, .n = nn, .k = k, .flops = fl,
                                 .bytes = by,
                                 .t_s = gemm_fit_time(&truth, g,
-                                                     peak * want_scale[c], m,
-                                                     nn, k, fl, by)};
+                                                     peak * want_scale[c], nn,
+                                                     k, fl, by)};
         }
         double scale, size;
         assert_int_equal(fit_gemm_sweep(pt, n, g, peak, &base, &scale, &size,
