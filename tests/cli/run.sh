@@ -33,6 +33,8 @@ has() {
         head -c 600 "$tmp/out" "$tmp/err" | sed 's/^/    /'
     fi
 }
+# time_s: the "time_s" of the last run's --json output
+time_s() { sed -n 's/^  "time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out"; }
 # quiet: nothing on stdout (bad input gives a message on stderr only)
 quiet() {
     if [ -s "$tmp/out" ]; then bad "stdout is not empty"; else ok; fi
@@ -242,10 +244,10 @@ near_tflops 853.8
 # m/(m+m0) term kept it at 0.92; the fitted overlap of compute and
 # streaming, p 1.6, leaves 0.82)
 for m in 1 64 128; do
-    run 0 "kernel-h200-rows-$m" -- kernel --gpu h100-sxm --gemm "${m}x12288x4096" --dtype bf16 --json
-    t100=$(sed -n 's/.*"time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+    run 0 "kernel-h100-rows-$m" -- kernel --gpu h100-sxm --gemm "${m}x12288x4096" --dtype bf16 --json
+    t100=$(time_s)
     run 0 "kernel-h200-rows-$m" -- kernel --gpu h200 --gemm "${m}x12288x4096" --dtype bf16 --json
-    t200=$(sed -n 's/.*"time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out")
+    t200=$(time_s)
     if awk -v a="$t100" -v b="$t200" 'BEGIN { r = b / a; exit !(a > 0 && r >= 3350 / 4800 && r <= 0.85) }'; then
         ok; else bad "h200/h100 time at $m rows: $t200 / $t100, expected 0.70-0.85"; fi
 done
@@ -531,8 +533,6 @@ quiet
 run 1 kernel-zero-row -- kernel --gpu a40 --elementwise 100 --row 0
 has '--row: 0 is out of range'
 quiet
-# time_s: the "time_s" of the last run's --json output
-time_s() { sed -n 's/^  "time_s": \([0-9.e+-]*\).*/\1/p' "$tmp/out"; }
 # with few rows a norm waits on one block's loop over its row: a longer
 # row, never a shorter time; the A40 (never fitted) from its datasheet
 run 0 kernel-norm-row-4k -- kernel --gpu a40 --norm 1x4096 --dtype fp16 --json
